@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages raceoracle needs. Idempotent and quiet: a
+# package already present costs one dpkg query. Run as root (or via sudo).
+#   ci/install-deps.sh          build + test dependencies
+#   ci/install-deps.sh --amd    also Debian's hipcc (ROCm 5.2) for the amd build check
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ pkg-config
+  libeigen3-dev libfmt-dev libboost-context-dev libboost-math-dev
+  libcli11-dev nlohmann-json3-dev librandom123-dev
+  libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
+  gnuplot-nox
+)
+[[ "${1:-}" == "--amd" ]] && packages+=(hipcc libamdhip64-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[[ $(id -u) -ne 0 ]] && SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/raceoracle-apt.log 2>&1 ||
+  { tail -30 /tmp/raceoracle-apt.log; echo "install-deps: apt-get install failed" >&2; exit 1; }
+echo "install-deps: done"

@@ -1,0 +1,90 @@
+#include "oracle/error_model.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+namespace raceoracle::oracle {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Double evaluation of the bound itself is not exact; widening every factor by
+// this margin keeps the bound sound against the oracle's own rounding (~1e-16).
+constexpr double kSafety = 1.0 + 0x1p-40;
+}  // namespace
+
+double relative_error(double ulps) { return std::max(ulps, 0.5) * 0x1p-23; }
+
+double KeyBound::rho() const {
+  if (key <= 0 || !std::isfinite(hi)) return kInf;
+  return std::max(hi / key - 1.0, 1.0 - lo / key);
+}
+
+double exponent_error(double x, const RowScale& s, const NumericsContract& c) {
+  const double u = kUnitRoundoff;
+  const double r_inv = relative_error(c.div_ulp);        // inv_t = fl(1 / t)
+  const double g = (1 + u) * (1 + r_inv) * (1 + u) - 1;  // fl(fl(a - b) * inv_t)
+  const double dist = std::abs(x - s.row_max) / s.t;     // |x - M| / t
+  if (c.order == ScalingOrder::post) {
+    // Stage 1 rounds (x - m_t) * inv_t, stage 2 (m_t - M) * inv_t; since
+    // x <= m_t <= M the two distances add up to |x - M| whatever the tiling.
+    return g * dist * kSafety;
+  }
+  // Pre-scale: xs = fl(x * inv_t) and ms = fl(m_t * inv_t) each carry g2 |.|/t,
+  // their difference one more rounding, then the stage-2 rescale as above.
+  // m_t is somewhere in [x, M], so |m_t| <= max(|x|, |M|).
+  const double g2 = (1 + r_inv) * (1 + u) - 1;
+  const double big = std::max(std::abs(x), std::abs(s.row_max));
+  const double scaled = g2 * (std::abs(x) + big) / s.t;
+  double err = scaled * (1 + u) + u * dist;
+  if (c.two_stage) err += g * dist;
+  return err * kSafety;
+}
+
+RoundingFactors rounding_factors(const NumericsContract& c) {
+  const double u = kUnitRoundoff;
+  const double r_exp = relative_error(c.exp_ulp);
+  const double r_div = relative_error(c.div_ulp);
+  const double r_res = c.two_stage ? relative_error(c.rescale_ulp) : 0.0;
+  const double r_mul = c.two_stage ? u : 0.0;
+  // exp, the stage-2 rescale exp and multiply, the division; den = fl(E + eps)
+  // carries u and the key divides by it.
+  return {(1 + r_exp) * (1 + r_res) * (1 + r_mul) * (1 + r_div) / (1 - u) * kSafety,
+          (1 - r_exp) * (1 - r_res) * (1 - r_mul) * (1 - r_div) / (1 + u) / kSafety};
+}
+
+double absolute_error(double den) {
+  // Each of exp, '/', the rescale exp and the final multiply may land below
+  // the normal range and be flushed (GPU FTZ) or rounded as a subnormal; an
+  // error in the stage-1 exp reaches the key divided by den.
+  return 2 * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff))) * kSafety;
+}
+
+bool prescale_overflows(double x, const RowScale& s) {
+  return std::max(std::abs(x), std::abs(s.row_max)) / s.t * (1 + 4 * kUnitRoundoff) >= double(FLT_MAX);
+}
+
+KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContract& c) {
+  KeyBound b;
+  if (x == -kInf) return b;  // masked: exp(-inf) = 0 exactly in fp32 as in double
+  const double den = double(noise) + double(s.eps);
+  b.key = std::exp((x - s.row_max) / s.t) / den;
+  // Pre-scale overflows when |x| / t leaves fp32: the key is then meaningless.
+  if (c.order == ScalingOrder::pre && prescale_overflows(x, s)) {
+    b.hi = kInf;
+    return b;
+  }
+  const double delta = exponent_error(x, s, c);
+  const RoundingFactors f = rounding_factors(c);
+  const double abs_err = absolute_error(den);
+  b.hi = b.key * std::exp(delta) * f.up + abs_err;
+  b.lo = std::max(0.0, b.key * std::exp(-delta) * f.down - abs_err);
+  if (b.hi >= double(FLT_MAX)) b.hi = kInf;  // an fp32 key may overflow to inf
+  return b;
+}
+
+}  // namespace raceoracle::oracle
+
+namespace raceoracle::oracle {
+const char* to_string(ScalingOrder s) { return s == ScalingOrder::pre ? "pre" : "post"; }
+}  // namespace raceoracle::oracle

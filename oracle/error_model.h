@@ -1,0 +1,51 @@
+#pragma once
+/// The error model of SPEC §3: for one id, an interval that provably holds the
+/// fp32 key a kernel computes under a NumericsContract. The derivation, with
+/// the assumptions it rests on, is in oracle/ERROR_MODEL.md.
+#include "oracle/contract.h"
+
+namespace raceoracle::oracle {
+
+inline constexpr double kUnitRoundoff = 0x1p-24;   ///< u: fp32 round-to-nearest
+inline constexpr double kFlushThreshold = 0x1p-126;  ///< smallest normal fp32
+
+/// Relative error of an fp32 operation that is within `ulps` of the exact result.
+double relative_error(double ulps);
+
+/// What is common to every id of a sampling row.
+struct RowScale {
+  double row_max = 0;  ///< M, the largest finite logit (exact)
+  double t = 1;        ///< max(T, 1e-5f), exact
+  float eps = 1e-10f;
+};
+
+/// The exact key of SPEC §1 and the interval [lo, hi] that the kernel's fp32
+/// key must lie in. Masked ids have key = lo = hi = 0.
+struct KeyBound {
+  double key = 0;
+  double lo = 0;
+  double hi = 0;
+  /// Relative half-width: max(hi/key - 1, 1 - lo/key); +inf when key is 0 or
+  /// the interval is unbounded.
+  double rho() const;
+};
+
+/// Bound on the exponent argument error of id `x`, in units of the argument
+/// (an absolute error d in the argument is a relative error ~d in the key).
+double exponent_error(double x, const RowScale& s, const NumericsContract& c);
+
+/// The rounding of everything but the exponent argument, as factors on the key.
+struct RoundingFactors { double up = 1, down = 1; };
+RoundingFactors rounding_factors(const NumericsContract& c);
+/// Absolute error from results that underflow fp32's normal range.
+double absolute_error(double den);
+/// Pre-scale only: x * inv_t leaves fp32's range and the key is meaningless.
+bool prescale_overflows(double x, const RowScale& s);
+
+KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContract& c);
+
+/// True when fp32 arithmetic under the contract may legitimately rank `j`
+/// at or above `i` (SPEC §3: key_j(1+rho_j) >= key_i(1-rho_i)).
+inline bool may_outrank(const KeyBound& j, const KeyBound& i) { return j.hi >= i.lo; }
+
+}  // namespace raceoracle::oracle

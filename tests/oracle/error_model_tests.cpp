@@ -1,0 +1,176 @@
+// The error model must be sound (a kernel's fp32 key never leaves its
+// interval) and tight (the interval is not so wide that it hides bugs).
+// Soundness is checked against C++ emulations of both scaling orders that
+// perform the fused kernel's fp32 operations in its order (SPEC §2), with
+// glibc's expf (at most 1 ulp), over random rows and temperatures.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "oracle/oracle.h"
+
+namespace raceoracle::oracle {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+NumericsContract glibc_contract(ScalingOrder order) {
+  NumericsContract c;
+  c.order = order;
+  c.exp_ulp = 1.0;  // glibc expf: max known error 1 ulp on x86_64
+  c.rescale_ulp = 1.0;
+  c.div_ulp = 0.5;  // IEEE '/'
+  return c;
+}
+
+/// The fused kernel's final fp32 key for every id: stage 1 per tile of
+/// `block_v` ids, stage 2 rescale by exp((m_t - mm) * inv_t).
+std::vector<float> emulate_fused(const std::vector<float>& x, const std::vector<float>& e, float T, float eps,
+                                 ScalingOrder order, int block_v, bool drop_rescale = false) {
+  const float t = std::max(T, 1e-5f);
+  const float inv_t = 1.0f / t;
+  const std::size_t V = x.size();
+  std::vector<float> key(V), tile_m((V + block_v - 1) / block_v, -kInf);
+  for (std::size_t i = 0; i < V; ++i) tile_m[i / block_v] = std::max(tile_m[i / block_v], x[i]);
+  float mm = -kInf;
+  for (float m : tile_m) mm = std::max(mm, m);
+  const float mm_safe = mm == -kInf ? 0.0f : mm;
+  for (std::size_t i = 0; i < V; ++i) {
+    const float m = tile_m[i / block_v];
+    const float m_safe = m == -kInf ? 0.0f : m;
+    float p;
+    if (order == ScalingOrder::post) {
+      p = std::exp((x[i] - m_safe) * inv_t);
+    } else {
+      const float xs = x[i] * inv_t, ms = m_safe * inv_t;
+      p = std::exp(xs - ms);
+    }
+    const float k_t = p / (e[i] + eps);
+    const float scale = std::exp((m - mm_safe) * inv_t);
+    key[i] = drop_rescale ? k_t : k_t * scale;
+  }
+  return key;
+}
+
+struct Sample {
+  std::vector<float> x, e;
+  float T;
+};
+
+/// Gaussian logits of several scales around an offset (large |x| is what
+/// hurts pre-scale), some -inf, Exp(1) noise with zero and tiny draws.
+std::vector<Sample> samples(int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const float temps[] = {1e-5f, 1e-3f, 0.01f, 0.1f, 0.3f, 0.7f, 1.0f, 2.0f, 10.0f};
+  const float scales[] = {0.01f, 1.0f, 3.0f, 10.0f, 30.0f};
+  const float offsets[] = {0.0f, 20.0f, -50.0f};
+  std::vector<Sample> out;
+  for (int s = 0; s < n; ++s) {
+    Sample r;
+    const int V = 1 + int(rng() % 1500);
+    std::normal_distribution<float> g(offsets[rng() % 3], scales[rng() % 5]);
+    std::exponential_distribution<float> ex(1.0f);
+    r.T = temps[rng() % 9];
+    for (int i = 0; i < V; ++i) {
+      r.x.push_back(rng() % 50 == 0 ? -kInf : g(rng));
+      const auto k = rng() % 100;
+      r.e.push_back(k == 0 ? 0.0f : k == 1 ? 0x1p-24f : ex(rng));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+struct Tightness {
+  double worst = 0;       // max over ids of |k^/k - 1| / rho
+  std::size_t keys = 0;   // ids checked
+  std::size_t outside = 0;
+};
+
+Tightness check(ScalingOrder order, const std::vector<Sample>& rows, int block_v, bool drop_rescale = false) {
+  const NumericsContract c = glibc_contract(order);
+  Tightness t;
+  for (const Sample& r : rows) {
+    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
+    const RowScale s = row_scale(view);
+    if (s.row_max == -kInf) continue;
+    const auto key = emulate_fused(r.x, r.e, r.T, s.eps, order, block_v, drop_rescale);
+    for (std::size_t i = 0; i < r.x.size(); ++i) {
+      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
+      ++t.keys;
+      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
+      if (b.key > 1e-30 && std::isfinite(b.hi)) {
+        const double rho_rel = (b.hi - b.key) / b.key;
+        t.worst = std::max(t.worst, std::abs(double(key[i]) / b.key - 1.0) / rho_rel);
+      }
+    }
+  }
+  return t;
+}
+
+TEST(ErrorModel, BoundIsSoundForEmulatedFp32KeysInBothOrders) {
+  const auto rows = samples(400, 20261130);
+  for (ScalingOrder order : {ScalingOrder::post, ScalingOrder::pre}) {
+    for (int block_v : {64, 1024}) {
+      const Tightness t = check(order, rows, block_v);
+      EXPECT_EQ(t.outside, 0u) << to_string(order) << " BLOCK_V=" << block_v;
+      EXPECT_GT(t.keys, 100000u);
+      // Tightness: the largest actual/bound ratio (1 would be exact). Below
+      // ~0.02 the bound would be loose enough to hide real bugs.
+      EXPECT_GT(t.worst, 0.05) << to_string(order);
+      std::printf("[tightness] %s-scale BLOCK_V=%d: %zu keys, worst actual/bound = %.3f\n", to_string(order),
+                  block_v, t.keys, t.worst);
+      ::testing::Test::RecordProperty(std::string("tightness_") + to_string(order) + "_" + std::to_string(block_v),
+                                      std::to_string(t.worst));
+    }
+  }
+}
+
+TEST(ErrorModel, BoundCatchesADroppedRescale) {
+  // A check that cannot fail is not a check: without the stage-2 rescale the
+  // keys of every tile below the row max leave their interval.
+  const auto rows = samples(50, 7);
+  EXPECT_GT(check(ScalingOrder::post, rows, 64, /*drop_rescale=*/true).outside, 1000u);
+}
+
+TEST(ErrorModel, PreScaleBoundGrowsAsTemperatureFalls) {
+  // SPEC §2: pre-scale subtracts numbers of magnitude |x|/t, so its argument
+  // error grows like |x| u / t; post-scale's like |x - M| u / t, and |x - M| / t
+  // is what the key itself is made of, so it stays bounded for ids that can win.
+  RowScale s{20.0, 1.0, 1e-10f};
+  const NumericsContract post = glibc_contract(ScalingOrder::post), pre = glibc_contract(ScalingOrder::pre);
+  double last_pre = 0;
+  for (double t : {2.0, 1.0, 0.1, 0.01}) {
+    s.t = t;
+    const double x = 20.0 - t;  // one temperature unit below the max: key e^-1 / (E + eps)
+    const double e_post = exponent_error(x, s, post), e_pre = exponent_error(x, s, pre);
+    EXPECT_NEAR(e_post, 3 * kUnitRoundoff, 1e-9);  // 3u * |x - M| / t = 3u
+    EXPECT_GT(e_pre, last_pre);
+    EXPECT_NEAR(e_pre / (kUnitRoundoff * 40 / t), 2.0, 0.25);  // ~2u (|x| + |M|) / t, plus 4u
+    last_pre = e_pre;
+  }
+}
+
+TEST(ErrorModel, MaskedIdsHaveAnExactZeroKey) {
+  const KeyBound b = bound_key(-std::numeric_limits<double>::infinity(), 0.0f, RowScale{}, NumericsContract{});
+  EXPECT_EQ(b.key, 0.0);
+  EXPECT_EQ(b.hi, 0.0);
+}
+
+TEST(ErrorModel, PreScaleOverflowIsUnbounded) {
+  // 1e34 / 1e-5 leaves fp32: x * inv_t is inf and the key meaningless.
+  RowScale s{1e34, 1e-5, 1e-10f};
+  NumericsContract pre;
+  pre.order = ScalingOrder::pre;
+  EXPECT_TRUE(std::isinf(bound_key(1e34, 1.0f, s, pre).hi));
+  pre.order = ScalingOrder::post;
+  EXPECT_TRUE(std::isfinite(bound_key(1e34, 1.0f, s, pre).hi));
+}
+
+}  // namespace
+}  // namespace raceoracle::oracle
