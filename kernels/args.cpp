@@ -1,0 +1,33 @@
+#include <limits>
+#include <string>
+
+#include "kernels/sampler.h"
+
+namespace raceoracle::kernels {
+
+const char* to_string(Defect d) {
+  switch (d) {
+#define RACEORACLE_DEFECT(name) \
+  case Defect::name: return #name;
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
+  }
+  return "?";
+}
+
+std::string check_args(const SampleArgs& a) {
+  const auto n = [](std::int64_t v) { return std::to_string(v); };
+  if (a.rows <= 0 || a.rows > 65535) return "rows must be in [1, 65535] (got " + n(a.rows) + ")";
+  if (a.vocab <= 0 || a.vocab > std::numeric_limits<std::int32_t>::max())
+    return "vocab must be in [1, 2^31) (got " + n(a.vocab) + ")";
+  if (a.logit_stride < a.vocab) return "logit row stride " + n(a.logit_stride) + " is smaller than vocab " + n(a.vocab);
+  if (a.noise_stride < 0 || (a.noise_stride > 0 && a.noise_stride < a.vocab))
+    return "noise row stride " + n(a.noise_stride) + " must be 0 (shared row) or at least vocab " + n(a.vocab);
+  if (!a.logits) return "logits pointer is null";
+  if (!a.noise) return "noise pointer is null";
+  if (!a.temperatures) return "temperatures pointer is null";
+  if (!a.tokens) return "tokens pointer is null";
+  return {};
+}
+
+}  // namespace raceoracle::kernels

@@ -1,0 +1,139 @@
+// The baseline (SPEC §2): the unfused five-launch pipeline the fused kernel
+// replaces.
+//   1. race:          one workgroup per row walks the whole vocab -> sampled
+//   2. argmax chunks: per (row, chunk of ids) max of the raw logits
+//   3. argmax final:  per row, best chunk -> greedy
+//   4. mask:          T <= greedy_eps
+//   5. where:         tokens = mask ? greedy : sampled
+#include "kernels/race.h"
+
+namespace raceoracle::kernels {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kChunk = 4096;  // ids per program of the top-1 select
+
+struct Scratch {
+  std::int32_t* sampled;
+  std::int32_t* greedy;
+  std::int32_t* mask;
+  float* chunk_key;
+  std::int32_t* chunk_idx;
+};
+
+std::int64_t chunk_count(std::int64_t vocab) { return (vocab + kChunk - 1) / kChunk; }
+
+Scratch carve(void* p, std::int64_t rows, std::int64_t vocab) {
+  auto* w = static_cast<std::int32_t*>(p);
+  const std::int64_t chunks = rows * chunk_count(vocab);
+  Scratch s;
+  s.sampled = w;
+  s.greedy = w + rows;
+  s.mask = w + 2 * rows;
+  s.chunk_key = reinterpret_cast<float*>(w + 3 * rows);
+  s.chunk_idx = w + 3 * rows + chunks;
+  return s;
+}
+
+template <class Logit, Defect D>
+__global__ __launch_bounds__(kThreads) void race_kernel(SampleArgs a, Scratch s) {
+  __shared__ float smem_max[32];
+  __shared__ Best smem_best[32];
+  const std::int64_t row = blockIdx.x;
+  const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
+  const float* e = row_start<D>(a.noise, row, D == Defect::noise_stride ? a.logit_stride : a.noise_stride);
+  float m = -INFINITY;
+  for (std::int64_t i = threadIdx.x; i < a.vocab; i += kThreads) m = MaxOf<D>{}(m, load_logit(x + i));
+  m = block_reduce<D>(m, MaxOf<D>{}, smem_max);
+  const float m_safe = guard_max<D>(m);
+  const float inv_t = inverse_temperature(a.temperatures[row]);
+  Best best = no_candidate();
+  for (std::int64_t i = threadIdx.x; i < a.vocab; i += kThreads)
+    best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(load_logit(x + i), m_safe, inv_t, e[i], a.eps), int(i)});
+  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  if (threadIdx.x == 0) s.sampled[row] = best.idx;
+}
+
+template <class Logit, Defect D>
+__global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Scratch s) {
+  __shared__ Best smem_best[32];
+  const std::int64_t row = blockIdx.y, start = std::int64_t(blockIdx.x) * kChunk;
+  const std::int64_t end = a.vocab - start < kChunk ? a.vocab : start + kChunk;
+  const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
+  Best best = no_candidate();
+  for (std::int64_t i = start + threadIdx.x; i < end; i += kThreads)
+    best = BetterOf<D>{}(best, Best{load_logit(x + i), int(i)});
+  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  if (threadIdx.x == 0) {
+    const std::int64_t k = row * gridDim.x + blockIdx.x;
+    s.chunk_key[k] = best.key;
+    s.chunk_idx[k] = best.idx;
+  }
+}
+
+template <Defect D>
+__global__ __launch_bounds__(kThreads) void argmax_final_kernel(SampleArgs a, Scratch s, int chunks) {
+  __shared__ Best smem_best[32];
+  const std::int64_t row = blockIdx.x;
+  Best best = no_candidate();
+  for (int c = int(threadIdx.x); c < chunks; c += kThreads) {
+    const std::int64_t k = row * chunks + c;
+    best = BetterOf<D>{}(best, Best{s.chunk_key[k], s.chunk_idx[k]});
+  }
+  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  if (threadIdx.x == 0) s.greedy[row] = best.idx;
+}
+
+template <Defect D>
+__global__ void mask_kernel(SampleArgs a, Scratch s) {
+  const std::int64_t row = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row < a.rows) s.mask[row] = is_greedy<D>(a.temperatures[row], a.greedy_eps) ? 1 : 0;
+}
+
+__global__ void where_kernel(SampleArgs a, Scratch s) {
+  const std::int64_t row = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row < a.rows) a.tokens[row] = s.mask[row] ? s.greedy[row] : s.sampled[row];
+}
+
+template <class Logit, Defect D>
+hipError_t run(const SampleArgs& a, const Scratch& s) {
+  const int chunks = int(chunk_count(a.vocab));
+  const unsigned row_blocks = unsigned((a.rows + kThreads - 1) / kThreads);
+  hipLaunchKernelGGL((race_kernel<Logit, D>), dim3(unsigned(a.rows)), dim3(kThreads), 0, nullptr, a, s);
+  hipLaunchKernelGGL((argmax_chunk_kernel<Logit, D>), dim3(unsigned(chunks), unsigned(a.rows)), dim3(kThreads), 0,
+                     nullptr, a, s);
+  hipLaunchKernelGGL((argmax_final_kernel<D>), dim3(unsigned(a.rows)), dim3(kThreads), 0, nullptr, a, s, chunks);
+  hipLaunchKernelGGL((mask_kernel<D>), dim3(row_blocks), dim3(kThreads), 0, nullptr, a, s);
+  hipLaunchKernelGGL(where_kernel, dim3(row_blocks), dim3(kThreads), 0, nullptr, a, s);
+  return hipGetLastError();
+}
+
+}  // namespace
+
+std::size_t baseline_scratch_bytes(std::int64_t rows, std::int64_t vocab) {
+  return std::size_t(3 * rows + 2 * rows * chunk_count(vocab)) * 4;
+}
+
+/// Baseline mutants: only the defects that concern its steps are compiled in.
+Status sample_baseline(const SampleArgs& a, Defect d, void* scratch) {
+  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+  if (!scratch) return Status::error("baseline scratch pointer is null");
+  if (a.rows > 65535) return Status::error("baseline supports at most 65535 rows per launch");
+  const Scratch s = carve(scratch, a.rows, a.vocab);
+  hipError_t e = hipErrorInvalidValue;
+  const bool bf16 = a.dtype == Dtype::bf16;
+  switch (d) {
+    case Defect::none: e = bf16 ? run<std::uint16_t, Defect::none>(a, s) : run<float, Defect::none>(a, s); break;
+    case Defect::strict_greedy:
+      e = bf16 ? run<std::uint16_t, Defect::strict_greedy>(a, s) : run<float, Defect::strict_greedy>(a, s);
+      break;
+    case Defect::high_id_tie:
+      e = bf16 ? run<std::uint16_t, Defect::high_id_tie>(a, s) : run<float, Defect::high_id_tie>(a, s);
+      break;
+    default: return Status::error(std::string("the baseline has no mutant ") + to_string(d));
+  }
+  if (e != hipSuccess) return Status::error(std::string("baseline: ") + hipGetErrorString(e));
+  return {};
+}
+
+}  // namespace raceoracle::kernels

@@ -1,0 +1,56 @@
+#pragma once
+/// Device memory and device facts for plain C++ callers (tests, properties,
+/// the CLI), implemented per backend in device_memory.hip.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace raceoracle::kernels {
+
+const char* backend_name();  ///< "cpu", "nvidia" or "amd"
+int device_count();          ///< 0 when the backend has no usable device
+std::string device_description();
+
+/// Throw std::runtime_error naming the HIP error.
+void* device_alloc(std::size_t bytes);
+void device_free(void* p) noexcept;
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+void device_fill(void* dst, int byte, std::size_t bytes);
+void device_synchronize();
+
+/// Owning device array of trivially copyable T.
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t n) : n_(n), p_(static_cast<T*>(device_alloc(n * sizeof(T)))) {}
+  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(host.size()) { upload(host); }
+  DeviceArray(DeviceArray&& o) noexcept : n_(o.n_), p_(o.p_) { o.p_ = nullptr, o.n_ = 0; }
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    std::swap(n_, o.n_), std::swap(p_, o.p_);
+    return *this;
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { device_free(p_); }
+
+  T* get() const { return p_; }
+  std::size_t size() const { return n_; }
+  void upload(const std::vector<T>& host, std::size_t offset = 0) {
+    if (offset + host.size() > n_) throw std::out_of_range("DeviceArray::upload past the end");
+    copy_to_device(p_ + offset, host.data(), host.size() * sizeof(T));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(n_);
+    copy_to_host(host.data(), p_, n_ * sizeof(T));
+    return host;
+  }
+
+ private:
+  std::size_t n_ = 0;
+  T* p_ = nullptr;
+};
+
+}  // namespace raceoracle::kernels

@@ -1,0 +1,69 @@
+#include "kernels/device_memory.h"
+
+#include <string>
+
+#include "kernels/device.h"
+
+namespace raceoracle::kernels {
+namespace {
+void check(hipError_t e, const char* what) {
+  if (e != hipSuccess) throw std::runtime_error(std::string(what) + " failed: " + hipGetErrorString(e));
+}
+}  // namespace
+
+const char* backend_name() {
+#if defined(RACEORACLE_BACKEND_CPU)
+  return "cpu";
+#elif defined(__CUDACC__)
+  return "nvidia";
+#else
+  return "amd";
+#endif
+}
+
+int device_count() {
+  int n = 0;
+  if (hipGetDeviceCount(&n) != hipSuccess) {
+    (void)hipGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::string device_description() {
+#if defined(RACEORACLE_BACKEND_CPU)
+  return "HIP-on-CPU (fibers, Boost.Context)";
+#elif defined(__CUDACC__)
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "no CUDA device";
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs, CUDA driver " + std::to_string(driver) + ", runtime " +
+         std::to_string(runtime);
+#else
+  hipDeviceProp_t p{};
+  if (hipGetDeviceProperties(&p, 0) != hipSuccess) return "no HIP device";
+  return std::string(p.name) + " (" + p.gcnArchName + ")";
+#endif
+}
+
+void* device_alloc(std::size_t bytes) {
+  void* p = nullptr;
+  check(hipMalloc(&p, bytes ? bytes : 1), "hipMalloc");
+  return p;
+}
+void device_free(void* p) noexcept {
+  if (p) (void)hipFree(p);
+}
+void copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  check(hipMemcpy(dst, src, bytes, hipMemcpyHostToDevice), "hipMemcpy to device");
+}
+void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  check(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost), "hipMemcpy to host");
+}
+void device_fill(void* dst, int byte, std::size_t bytes) { check(hipMemset(dst, byte, bytes), "hipMemset"); }
+void device_synchronize() { check(hipDeviceSynchronize(), "hipDeviceSynchronize"); }
+
+}  // namespace raceoracle::kernels

@@ -1,0 +1,200 @@
+// The fused sampler (SPEC §2): two launches, vocab-tiled.
+//   stage 1: one program per (row, tile of BLOCK_V ids) -> part_m, part_key, part_idx
+//   stage 2: one program per row -> token
+#include "kernels/race.h"
+
+namespace raceoracle::kernels {
+namespace {
+
+struct Stage1Args {
+  SampleArgs a;
+  Partials p;
+};
+
+/// The tile is loaded once into registers (ITEMS per thread, coalesced), its
+/// max reduced, then greedy rows take the lowest id of that max and sampling
+/// rows race; greedy rows never read noise.
+template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
+__global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
+  constexpr int ITEMS = BLOCK_V / THREADS;
+  __shared__ float smem_max[32];
+  __shared__ Best smem_best[32];
+  const SampleArgs& a = s.a;
+  const int tile = int(blockIdx.x);
+  const std::int64_t row = blockIdx.y;
+  const std::int64_t start = std::int64_t(tile) * BLOCK_V;
+  const int n = D == Defect::tail_unmasked ? BLOCK_V : int(a.vocab - start < BLOCK_V ? a.vocab - start : BLOCK_V);
+  const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride) + start;
+
+  float v[ITEMS];
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = j * THREADS + int(threadIdx.x);
+    v[j] = i < n ? load_logit(x + i) : -INFINITY;
+    m = MaxOf<D>{}(m, v[j]);
+  }
+  m = block_reduce<D>(m, MaxOf<D>{}, smem_max);
+
+  const float T = a.temperatures[row];
+  const bool greedy = is_greedy<D>(T, a.greedy_eps);
+  const float inv_t = inverse_temperature(T);
+  Best best = no_candidate();
+  if (greedy) {
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * THREADS + int(threadIdx.x);
+      const float g = D == Defect::greedy_scaled ? v[j] * inv_t : v[j];
+      if (i < n) best = BetterOf<D>{}(best, Best{g, int(start + i)});
+    }
+  } else {
+    const float m_safe = guard_max<D>(m);
+    const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
+    const float* e = row_start<D>(a.noise, row, noise_stride) + start;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = j * THREADS + int(threadIdx.x);
+      if (i < n) best = BetterOf<D>{}(best, Best{race_key<ORDER, D>(v[j], m_safe, inv_t, e[i], a.eps), int(start + i)});
+    }
+  }
+  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  if (threadIdx.x == 0) {
+    const std::int64_t k = row * s.p.tiles + tile;
+    s.p.m[k] = m;
+    s.p.key[k] = greedy ? m : best.key;
+    s.p.idx[k] = best.idx;
+  }
+}
+
+/// Greedy rows: the tile with the largest part_m, lowest tile on ties.
+/// Sampling rows: keys part_key * exp((part_m - mm) * inv_t), best tile.
+/// No clamp of the result: an escaped sentinel must show as out of range.
+template <int THREADS, Defect D>
+__global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
+  __shared__ float smem_max[32];
+  __shared__ Best smem_best[32];
+  const SampleArgs& a = s.a;
+  const std::int64_t row = blockIdx.x;
+  const std::int64_t base = row * s.p.tiles;
+  const int tiles = int(s.p.tiles);
+
+  float mm = -INFINITY;
+  for (int t = int(threadIdx.x); t < tiles; t += THREADS) mm = MaxOf<D>{}(mm, s.p.m[base + t]);
+  mm = block_reduce<D>(mm, MaxOf<D>{}, smem_max);
+
+  const float T = a.temperatures[row];
+  const bool greedy = is_greedy<D>(T, a.greedy_eps);
+  const float inv_t = inverse_temperature(T);
+  const float mm_safe = guard_max<D>(mm);
+  Best best = no_candidate();
+  for (int t = int(threadIdx.x); t < tiles; t += THREADS) {
+    const float pm = s.p.m[base + t];
+    float key = pm;
+    if (!greedy) {
+      float scale = 1.0f;
+      if (D == Defect::wrong_rescale) scale = expf(pm - mm_safe);
+      else if (D != Defect::no_rescale) scale = expf((pm - mm_safe) * inv_t);
+      key = s.p.key[base + t] * scale;
+    }
+    best = BetterOf<D>{}(best, Best{key, t});
+  }
+  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  if (threadIdx.x == 0) {
+    int token = s.p.idx[base + best.idx];
+    if (D == Defect::result_clamp) token = token < 0 ? 0 : token >= a.vocab ? int(a.vocab - 1) : token;
+    a.tokens[row] = token;
+  }
+}
+
+constexpr int kStage2Threads = 256;
+
+template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
+hipError_t launch_stage1(const Stage1Args& s) {
+  const dim3 grid(unsigned(s.p.tiles), unsigned(s.a.rows));
+  hipLaunchKernelGGL((fused_stage1_kernel<Logit, ORDER, BLOCK_V, THREADS, D>), grid, dim3(THREADS), 0, nullptr, s);
+  return hipGetLastError();
+}
+
+template <class Logit, ScalingOrder ORDER, Defect D>
+hipError_t by_config(const Stage1Args& s, const FusedConfig& c) {
+  if (c.block_v == 128 && c.threads == 64) return launch_stage1<Logit, ORDER, 128, 64, D>(s);
+  if (c.block_v == 1024 && c.threads == 256) return launch_stage1<Logit, ORDER, 1024, 256, D>(s);
+  if (c.block_v == 2048 && c.threads == 256) return launch_stage1<Logit, ORDER, 2048, 256, D>(s);
+  return launch_stage1<Logit, ORDER, 4096, 256, D>(s);
+}
+
+/// Mutants are built on the production (post-scale) order only.
+template <class Logit, ScalingOrder ORDER>
+hipError_t by_defect(const Stage1Args& s, const FusedConfig& c, Defect d) {
+  if constexpr (ORDER == ScalingOrder::pre) {
+    return d == Defect::none ? by_config<Logit, ORDER, Defect::none>(s, c) : hipErrorInvalidValue;
+  }
+  switch (d) {
+#define RACEORACLE_DEFECT(name) \
+  case Defect::name: return by_config<Logit, ORDER, Defect::name>(s, c);
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
+  }
+  return hipErrorInvalidValue;
+}
+
+template <Defect D>
+hipError_t launch_stage2(const Stage1Args& s) {
+  hipLaunchKernelGGL((fused_stage2_kernel<kStage2Threads, D>), dim3(unsigned(s.a.rows)), dim3(kStage2Threads), 0,
+                     nullptr, s);
+  return hipGetLastError();
+}
+
+Status status_of(hipError_t e, const char* what) {
+  if (e == hipSuccess) return {};
+  return Status::error(std::string(what) + ": " + hipGetErrorString(e));
+}
+
+std::string check_partials(const SampleArgs& a, const FusedConfig& c, const Partials& p) {
+  if (!is_supported(c)) return "unsupported fused config; supported: " + supported_configs();
+  if (!p.m || !p.key || !p.idx) return "partials pointers are null";
+  if (p.tiles != tile_count(a.vocab, c)) return "partials hold " + std::to_string(p.tiles) + " tiles, the config needs " +
+                                                std::to_string(tile_count(a.vocab, c));
+  if (p.tiles > 0x7fffffff) return "too many tiles for one grid dimension";
+  return {};
+}
+
+}  // namespace
+
+bool is_supported(const FusedConfig& c) {
+  return (c.block_v == 128 && c.threads == 64) ||
+         (c.threads == 256 && (c.block_v == 1024 || c.block_v == 2048 || c.block_v == 4096));
+}
+std::string supported_configs() { return "block_v/threads 128/64, 1024/256, 2048/256, 4096/256"; }
+std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c) { return (vocab + c.block_v - 1) / c.block_v; }
+
+Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, Defect d, const Partials& p) {
+  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+  if (std::string e = check_partials(a, c, p); !e.empty()) return Status::error(e);
+  if (order == ScalingOrder::pre && d != Defect::none) return Status::error("mutants exist for post-scale only");
+  const Stage1Args s{a, p};
+  hipError_t e;
+  if (a.dtype == Dtype::bf16)
+    e = order == ScalingOrder::post ? by_defect<std::uint16_t, ScalingOrder::post>(s, c, d)
+                                    : by_defect<std::uint16_t, ScalingOrder::pre>(s, c, d);
+  else
+    e = order == ScalingOrder::post ? by_defect<float, ScalingOrder::post>(s, c, d)
+                                    : by_defect<float, ScalingOrder::pre>(s, c, d);
+  return status_of(e, "fused stage 1");
+}
+
+Status fused_stage2(const SampleArgs& a, const FusedConfig& c, Defect d, const Partials& p) {
+  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+  if (std::string e = check_partials(a, c, p); !e.empty()) return Status::error(e);
+  const Stage1Args s{a, p};
+  hipError_t e = hipErrorInvalidValue;
+  switch (d) {
+#define RACEORACLE_DEFECT(name) \
+  case Defect::name: e = launch_stage2<Defect::name>(s); break;
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
+  }
+  return status_of(e, "fused stage 2");
+}
+
+}  // namespace raceoracle::kernels

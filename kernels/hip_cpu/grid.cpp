@@ -1,0 +1,257 @@
+// The fiber scheduler behind hip_runtime.h: one block at a time per OS
+// thread, one fiber per block thread.
+#include <boost/context/fiber.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/hip_cpu/hip_runtime.h"
+
+namespace ctx = boost::context;
+
+namespace hipcpu {
+
+Config& config() {
+  static Config c;
+  return c;
+}
+
+namespace detail {
+namespace {
+
+// Kernel threads need little stack; sanitizers need more.
+#if defined(__SANITIZE_ADDRESS__) || defined(BOOST_USE_ASAN)
+constexpr std::size_t kStackBytes = 512 * 1024;
+#else
+constexpr std::size_t kStackBytes = 128 * 1024;
+#endif
+
+/// Stacks are reused across blocks: a block of 1024 threads would otherwise
+/// allocate 1024 stacks per launch. One pool per OS thread.
+class StackPool {
+ public:
+  ctx::stack_context allocate() {
+    void* p;
+    if (free_.empty()) {
+      p = std::malloc(kStackBytes);
+      if (!p) throw std::bad_alloc();
+    } else {
+      p = free_.back();
+      free_.pop_back();
+    }
+    ctx::stack_context sc;
+    sc.size = kStackBytes;
+    sc.sp = static_cast<char*>(p) + kStackBytes;
+    return sc;
+  }
+  void deallocate(ctx::stack_context& sc) { free_.push_back(static_cast<char*>(sc.sp) - sc.size); }
+  ~StackPool() {
+    for (void* p : free_) std::free(p);
+  }
+
+ private:
+  std::vector<void*> free_;
+};
+thread_local StackPool t_stacks;
+
+struct PoolAllocator {
+  ctx::stack_context allocate() { return t_stacks.allocate(); }
+  void deallocate(ctx::stack_context& sc) { t_stacks.deallocate(sc); }
+};
+
+enum class Wait : std::uint8_t { none, block, warp, done };
+
+struct Block;
+struct Thread {
+  dim3 idx;
+  int linear = 0;
+  Wait wait = Wait::none;
+  ctx::fiber fiber;  // the fiber itself while suspended
+  ctx::fiber sink;   // the scheduler, while this fiber runs
+};
+
+struct Block {
+  dim3 idx, dim, grid;
+  int warp_size = 64;
+  std::vector<Thread> threads;
+  std::vector<std::uint64_t> slots;   // one exchange slot per thread
+  std::vector<int> warp_arrived;
+  int block_arrived = 0;
+  std::string error;
+};
+
+thread_local Block* t_block = nullptr;
+thread_local Thread* t_thread = nullptr;
+thread_local hipError_t t_last_error = hipSuccess;
+
+/// Suspends the running fiber until the scheduler resumes it.
+void suspend(Wait w) {
+  Thread* self = t_thread;
+  self->wait = w;
+  self->sink = std::move(self->sink).resume();
+  t_thread = self;  // another fiber ran in between
+}
+
+int live_lanes(const Block& b, int warp) {
+  const int n = int(b.threads.size());
+  return std::min(b.warp_size, n - warp * b.warp_size);
+}
+
+void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed) {
+  const int n = int(b.threads.size());
+  for (int i = 0; i < n; ++i) {
+    Thread& t = b.threads[std::size_t(i)];
+    t.wait = Wait::none;
+    t.fiber = ctx::fiber(std::allocator_arg, PoolAllocator{}, [&b, &t, &body](ctx::fiber&& sink) {
+      t.sink = std::move(sink);
+      t_thread = &t;
+      body();
+      t.wait = Wait::done;
+      return std::move(t.sink);
+    });
+  }
+  std::vector<int> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(seed);
+  int done = 0;
+  while (done < n) {
+    if (seed != 0) std::shuffle(order.begin(), order.end(), rng);
+    bool progressed = false;
+    for (int i : order) {
+      Thread& t = b.threads[std::size_t(i)];
+      if (t.wait != Wait::none) continue;
+      t_thread = &t;
+      t.fiber = std::move(t.fiber).resume();
+      progressed = true;
+      if (t.wait == Wait::done) ++done;
+    }
+    // Release barriers whose every participant has arrived.
+    const int live = n - done;
+    if (b.block_arrived > 0 && b.block_arrived == live) {
+      if (done > 0) b.error = "__syncthreads() reached by only some threads of a block (others exited)";
+      for (Thread& t : b.threads)
+        if (t.wait == Wait::block) t.wait = Wait::none;
+      b.block_arrived = 0;
+      progressed = true;
+    }
+    for (std::size_t w = 0; w < b.warp_arrived.size(); ++w) {
+      if (b.warp_arrived[w] == 0 || b.warp_arrived[w] != live_lanes(b, int(w))) continue;
+      for (int l = 0; l < live_lanes(b, int(w)); ++l) {
+        Thread& t = b.threads[w * std::size_t(b.warp_size) + std::size_t(l)];
+        if (t.wait == Wait::warp) t.wait = Wait::none;
+      }
+      b.warp_arrived[w] = 0;
+      progressed = true;
+    }
+    if (!progressed && done < n) {
+      b.error = "deadlock: threads wait at a barrier that the rest of the block never reaches";
+      break;
+    }
+  }
+  if (!b.error.empty()) {
+    // Unwind the stuck fibers by destroying them (their stacks return to the pool).
+    for (Thread& t : b.threads) t.fiber = ctx::fiber();
+  }
+}
+
+}  // namespace
+
+const dim3& thread_idx() { return t_thread->idx; }
+const dim3& block_idx() { return t_block->idx; }
+const dim3& block_dim() { return t_block->dim; }
+const dim3& grid_dim() { return t_block->grid; }
+int warp_size() { return t_block->warp_size; }
+int lane_id() { return t_thread->linear % t_block->warp_size; }
+
+void syncthreads() {
+  ++t_block->block_arrived;
+  suspend(Wait::block);
+}
+
+std::uint64_t warp_exchange(std::uint64_t v, int src_lane) {
+  Block& b = *t_block;
+  const int me = t_thread->linear;
+  const int warp = me / b.warp_size;
+  b.slots[std::size_t(me)] = v;
+  ++b.warp_arrived[std::size_t(warp)];
+  suspend(Wait::warp);  // every lane has published
+  std::uint64_t out = v;
+  if (src_lane >= 0 && src_lane < live_lanes(b, warp)) out = b.slots[std::size_t(warp * b.warp_size + src_lane)];
+  ++b.warp_arrived[std::size_t(warp)];
+  suspend(Wait::warp);  // every lane has read: the slots may be reused
+  return out;
+}
+
+void set_last_error(hipError_t e) { t_last_error = e; }
+hipError_t take_last_error() {
+  hipError_t e = t_last_error;
+  t_last_error = hipSuccess;
+  return e;
+}
+hipError_t peek_last_error() { return t_last_error; }
+
+void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
+  const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
+  const std::uint64_t blocks = std::uint64_t(grid.x) * grid.y * grid.z;
+  const Config cfg = config();
+  if (threads == 0 || threads > 1024 || blocks == 0 || grid.y > 65535 || grid.z > 65535 ||
+      (cfg.warp_size != 32 && cfg.warp_size != 64)) {
+    t_last_error = hipErrorInvalidConfiguration;
+    return;
+  }
+  const int workers = int(std::min<std::uint64_t>(
+      blocks, std::uint64_t(cfg.workers > 0 ? cfg.workers : std::max(1u, std::thread::hardware_concurrency()))));
+  std::atomic<std::uint64_t> next{0};
+  std::mutex error_mutex;
+  std::string first_error;
+  auto worker = [&] {
+    Block b;
+    b.dim = block;
+    b.grid = grid;
+    b.warp_size = cfg.warp_size;
+    b.threads.resize(threads);
+    b.slots.resize(threads);
+    b.warp_arrived.assign((threads + cfg.warp_size - 1) / cfg.warp_size, 0);
+    for (std::uint64_t i = 0; i < threads; ++i) {
+      Thread& t = b.threads[i];
+      t.linear = int(i);
+      t.idx = dim3(unsigned(i % block.x), unsigned(i / block.x % block.y), unsigned(i / (std::uint64_t(block.x) * block.y)));
+    }
+    Block* outer = t_block;
+    t_block = &b;
+    for (std::uint64_t k = next++; k < blocks; k = next++) {
+      b.idx = dim3(unsigned(k % grid.x), unsigned(k / grid.x % grid.y), unsigned(k / (std::uint64_t(grid.x) * grid.y)));
+      b.block_arrived = 0;
+      std::fill(b.warp_arrived.begin(), b.warp_arrived.end(), 0);
+      const std::uint64_t seed = cfg.schedule_seed == 0 ? 0 : cfg.schedule_seed * 0x9E3779B97F4A7C15ull + k + 1;
+      run_block(b, body, seed);
+      if (!b.error.empty()) {
+        std::lock_guard lock(error_mutex);
+        if (first_error.empty()) first_error = b.error;
+        break;
+      }
+    }
+    t_block = outer;
+  };
+  std::vector<std::thread> pool;
+  for (int w = 1; w < workers; ++w) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (!first_error.empty()) {
+    std::fprintf(stderr, "hipcpu: kernel launch failed: %s\n", first_error.c_str());
+    t_last_error = hipErrorLaunchFailure;
+  }
+}
+
+}  // namespace detail
+}  // namespace hipcpu

@@ -1,0 +1,145 @@
+#pragma once
+/// HIP on the CPU: the subset of the HIP runtime and device language that
+/// raceoracle's kernels use, so one kernel source compiles as host C++.
+///
+/// Every thread of a block is a fiber (Boost.Context) on one OS thread, so
+/// `__syncthreads()` and warp exchanges keep their meaning: a fiber runs until
+/// it reaches a barrier, then the next one runs. The order in which fibers
+/// resume can be shuffled from a seed (hipcpu::config()), so a missing barrier
+/// shows as a wrong answer instead of hiding behind one fixed schedule.
+/// `__shared__` is `static thread_local`: one instance per OS thread, shared by
+/// the fibers of the block that thread runs. Blocks run in parallel over
+/// `config().workers` OS threads. Launches are synchronous.
+#include <cmath>
+#include <math.h>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static thread_local
+#define __launch_bounds__(...)
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+enum hipError_t {
+  hipSuccess = 0,
+  hipErrorInvalidValue = 1,
+  hipErrorOutOfMemory = 2,
+  hipErrorInvalidConfiguration = 9,
+  hipErrorLaunchFailure = 719,
+};
+enum hipMemcpyKind { hipMemcpyHostToHost, hipMemcpyHostToDevice, hipMemcpyDeviceToHost, hipMemcpyDeviceToDevice, hipMemcpyDefault };
+using hipStream_t = struct ihipStream_t*;
+using hipEvent_t = struct ihipEvent_t*;
+
+namespace hipcpu {
+
+/// Process-wide settings of the CPU device. Change them between launches only.
+struct Config {
+  int warp_size = 64;                ///< 64 as on AMD Instinct, 32 as on NVIDIA
+  std::uint64_t schedule_seed = 0;   ///< 0: fibers resume in thread order; else a seeded shuffle
+  int workers = 0;                   ///< OS threads running blocks; 0: all cores
+};
+Config& config();
+
+namespace detail {
+struct Fiber;
+const dim3& thread_idx();
+const dim3& block_idx();
+const dim3& block_dim();
+const dim3& grid_dim();
+int warp_size();
+void syncthreads();
+/// Exchange within the calling thread's warp: every live lane publishes `v`,
+/// then reads the value of lane `src` (its own when `src` is out of range).
+std::uint64_t warp_exchange(std::uint64_t v, int src_lane);
+int lane_id();
+void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
+void set_last_error(hipError_t e);
+}  // namespace detail
+
+template <class Kernel, class... Args>
+void launch(Kernel* kernel, dim3 grid, dim3 block, std::size_t /*shared bytes*/, hipStream_t, Args&&... args) {
+  auto bound = std::make_tuple(std::forward<Args>(args)...);
+  detail::run_grid(grid, block, [&] { std::apply(kernel, bound); });
+}
+
+template <class T>
+T shfl(T v, int src_lane) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  bits = detail::warp_exchange(bits, src_lane);
+  T out;
+  std::memcpy(&out, &bits, sizeof(T));
+  return out;
+}
+
+}  // namespace hipcpu
+
+#define threadIdx (::hipcpu::detail::thread_idx())
+#define blockIdx (::hipcpu::detail::block_idx())
+#define blockDim (::hipcpu::detail::block_dim())
+#define gridDim (::hipcpu::detail::grid_dim())
+#define warpSize (::hipcpu::detail::warp_size())
+#define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
+  ::hipcpu::launch(kernel, dim3(grid), dim3(block), shmem, stream, __VA_ARGS__)
+
+inline void __syncthreads() { ::hipcpu::detail::syncthreads(); }
+
+template <class T>
+T __shfl_xor(T v, int lane_mask, int width = warpSize) {
+  const int lane = ::hipcpu::detail::lane_id();
+  const int src = (lane & ~(width - 1)) | ((lane % width) ^ lane_mask);
+  return ::hipcpu::shfl(v, src);
+}
+template <class T>
+T __shfl_down(T v, unsigned delta, int width = warpSize) {
+  const int lane = ::hipcpu::detail::lane_id();
+  const int src = (lane % width) + int(delta) < width ? lane + int(delta) : lane;
+  return ::hipcpu::shfl(v, src);
+}
+template <class T>
+T __shfl(T v, int src_lane, int width = warpSize) {
+  const int lane = ::hipcpu::detail::lane_id();
+  return ::hipcpu::shfl(v, (lane & ~(width - 1)) + (src_lane % width));
+}
+
+inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+inline int __float_as_int(float f) { int u; std::memcpy(&u, &f, 4); return u; }
+// expf, floorf, fmaxf: glibc's, from <math.h> (expf within 1 ulp).
+
+// --- host runtime -----------------------------------------------------------
+hipError_t hipMalloc(void** p, std::size_t bytes);
+template <class T>
+hipError_t hipMalloc(T** p, std::size_t bytes) { return hipMalloc(reinterpret_cast<void**>(p), bytes); }
+hipError_t hipFree(void* p);
+hipError_t hipMemcpy(void* dst, const void* src, std::size_t bytes, hipMemcpyKind);
+hipError_t hipMemcpyAsync(void* dst, const void* src, std::size_t bytes, hipMemcpyKind, hipStream_t = nullptr);
+hipError_t hipMemset(void* p, int value, std::size_t bytes);
+hipError_t hipMemsetAsync(void* p, int value, std::size_t bytes, hipStream_t = nullptr);
+hipError_t hipDeviceSynchronize();
+hipError_t hipStreamCreate(hipStream_t* s);
+hipError_t hipStreamDestroy(hipStream_t s);
+hipError_t hipStreamSynchronize(hipStream_t s);
+hipError_t hipEventCreate(hipEvent_t* e);
+hipError_t hipEventDestroy(hipEvent_t e);
+hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr);
+hipError_t hipEventSynchronize(hipEvent_t e);
+hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop);
+hipError_t hipGetLastError();
+hipError_t hipPeekAtLastError();
+hipError_t hipGetDeviceCount(int* n);
+const char* hipGetErrorString(hipError_t e);

@@ -1,0 +1,119 @@
+#pragma once
+/// Block-level building blocks of the race kernels, one idea per function.
+/// Shared by the fused and baseline kernels so that a defect switched on here
+/// reaches every place it concerns.
+#include <climits>
+#include <cstdint>
+
+#include "kernels/defect.h"
+#include "kernels/device.h"
+#include "kernels/sampler.h"
+
+namespace raceoracle::kernels {
+
+/// A candidate: its key (or raw logit, for greedy rows) and its id.
+struct Best {
+  float key;
+  int idx;
+};
+
+/// The worst element of the order below: what a lane with no id holds. A real
+/// id always beats it (a real NaN key ties on NaN and wins on the lower id),
+/// so it can only escape from an empty range, and then shows as out of range.
+__device__ __forceinline__ Best no_candidate() { return Best{NAN, INT_MAX}; }
+
+/// Total order of candidates: larger key first, a NaN key below every number
+/// (a NaN never wins while a number competes), lowest id on ties.
+template <Defect D>
+__device__ __forceinline__ bool beats(const Best& a, const Best& b) {
+  const bool a_nan = a.key != a.key, b_nan = b.key != b.key;
+  if (a_nan != b_nan) return b_nan;
+  if (!a_nan && a.key != b.key) return a.key > b.key;
+  return D == Defect::high_id_tie ? a.idx > b.idx : a.idx < b.idx;
+}
+
+template <Defect D>
+struct BetterOf {
+  __device__ __forceinline__ Best operator()(const Best& a, const Best& b) const { return beats<D>(b, a) ? b : a; }
+};
+
+/// Max that ignores NaN (as fmaxf), so one NaN logit does not poison its tile.
+template <Defect D>
+struct MaxOf {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+    if (D == Defect::nan_max && (a != a || b != b)) return NAN;
+    if (a != a) return b;
+    return b > a ? b : a;
+  }
+};
+
+__device__ __forceinline__ float shfl_xor(float v, int m) { return device::shfl_xor(v, m); }
+__device__ __forceinline__ Best shfl_xor(const Best& v, int m) {
+  return Best{device::shfl_xor(v.key, m), device::shfl_xor(v.idx, m)};
+}
+
+/// Block-wide reduction with a commutative `op`; every thread gets the
+/// result. `smem` holds one value per warp (at most 32 warps).
+template <Defect D, class T, class Op>
+__device__ T block_reduce(T v, Op op, T* smem) {
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, shfl_xor(v, offset));
+  const int warp = int(threadIdx.x) / warpSize, lane = int(threadIdx.x) % warpSize;
+  if (lane == 0) smem[warp] = v;
+  if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
+  const int warps = (int(blockDim.x) + warpSize - 1) / warpSize;
+  T r = smem[0];
+  for (int w = 1; w < warps; ++w) r = op(r, smem[w]);
+  __syncthreads();  // smem may be reused by the next reduction
+  return r;
+}
+
+/// The logit as fp32 (bf16 is the upper half of an fp32: exact).
+__device__ __forceinline__ float load_logit(const float* p) { return *p; }
+__device__ __forceinline__ float load_logit(const std::uint16_t* p) { return __uint_as_float(unsigned(*p) << 16); }
+
+/// Start of row `row` in a buffer with a row stride of `stride` elements.
+/// 64-bit: rows * stride exceeds 2^31 in production.
+template <Defect D, class T>
+__device__ __forceinline__ const T* row_start(const T* base, std::int64_t row, std::int64_t stride) {
+  if (D == Defect::offsets_32bit) return base + std::uint32_t(row * stride);
+  return base + row * stride;
+}
+
+template <Defect D>
+__device__ __forceinline__ bool is_greedy(float T, float greedy_eps) {
+  return D == Defect::strict_greedy ? T < greedy_eps : T <= greedy_eps;
+}
+
+/// A fast-math exp of the kind `-ffast-math` or `__expf` brings: a bit trick
+/// for 2^floor and a quadratic for the fraction (relative error ~2e-3).
+__device__ __forceinline__ float fast_expf(float x) {
+  const float t = x * 1.44269504f;
+  if (!(t > -126.0f)) return t != t ? t : 0.0f;
+  const float fi = floorf(t), f = t - fi;
+  const float p = 1.0f + f * (0.6565f + f * 0.3435f);
+  return __uint_as_float(unsigned(int(fi) + 127) << 23) * p;
+}
+
+template <Defect D>
+__device__ __forceinline__ float race_exp(float a) {
+  if (D == Defect::fast_exp) return fast_expf(a);
+  return expf(a);
+}
+
+/// The race key of one id: exp((x - m) / t) / (E + eps) in the given order.
+template <oracle::ScalingOrder ORDER, Defect D>
+__device__ __forceinline__ float race_key(float x, float m_safe, float inv_t, float e, float eps) {
+  if (ORDER == oracle::ScalingOrder::post) return race_exp<D>((x - m_safe) * inv_t) / (e + eps);
+  return race_exp<D>(x * inv_t - m_safe * inv_t) / (e + eps);
+}
+
+/// The m_safe guard: an all -inf range keeps keys at 0 instead of NaN.
+template <Defect D>
+__device__ __forceinline__ float guard_max(float m) {
+  if (D == Defect::no_m_safe) return m;
+  return m == -INFINITY ? 0.0f : m;
+}
+
+__device__ __forceinline__ float inverse_temperature(float T) { return 1.0f / fmaxf(T, 1e-5f); }
+
+}  // namespace raceoracle::kernels

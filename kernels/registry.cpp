@@ -1,0 +1,122 @@
+#include "kernels/registry.h"
+
+#include <stdexcept>
+
+#include "kernels/device_memory.h"
+
+namespace raceoracle::kernels {
+namespace {
+
+/// Per-thread scratch, grown on demand, so repeated launches do not allocate.
+struct Workspace {
+  DeviceArray<float> m, key;
+  DeviceArray<std::int32_t> idx;
+  DeviceArray<unsigned char> scratch;
+};
+thread_local Workspace t_ws;
+
+template <class T>
+T* at_least(DeviceArray<T>& a, std::size_t n) {
+  if (a.size() < n) a = DeviceArray<T>(n);
+  return a.get();
+}
+
+Status run_fused(const Kernel& k, const SampleArgs& a, const RunOptions& o) {
+  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+  if (!is_supported(o.config)) return Status::error("unsupported fused config; supported: " + supported_configs());
+  Partials p;
+  p.tiles = tile_count(a.vocab, o.config);
+  const std::size_t n = std::size_t(a.rows * p.tiles);
+  p.m = at_least(t_ws.m, n);
+  p.key = at_least(t_ws.key, n);
+  p.idx = at_least(t_ws.idx, n);
+  if (Status s = fused_stage1(a, o.config, k.order, k.defect, p); !s.ok) return s;
+  if (o.between_stages) o.between_stages(p);
+  if (Status s = fused_stage2(a, o.config, k.defect, p); !s.ok) return s;
+  if (o.partials) {
+    o.partials->tiles = p.tiles;
+    o.partials->m.resize(n);
+    o.partials->key.resize(n);
+    o.partials->idx.resize(n);
+    copy_to_host(o.partials->m.data(), p.m, n * 4);
+    copy_to_host(o.partials->key.data(), p.key, n * 4);
+    copy_to_host(o.partials->idx.data(), p.idx, n * 4);
+  }
+  device_synchronize();
+  return {};
+}
+
+Status run_baseline(const Kernel& k, const SampleArgs& a) {
+  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+  void* scratch = at_least(t_ws.scratch, baseline_scratch_bytes(a.rows, a.vocab));
+  Status s = sample_baseline(a, k.defect, scratch);
+  if (s.ok) device_synchronize();
+  return s;
+}
+
+Kernel make(std::string name, Family f, ScalingOrder o, Defect d) { return Kernel{std::move(name), f, o, d}; }
+
+}  // namespace
+
+oracle::NumericsContract Kernel::contract() const {
+  oracle::NumericsContract c;
+  c.order = order;
+  c.two_stage = family == Family::fused;
+  c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
+#if defined(RACEORACLE_BACKEND_CPU)
+  c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)
+#elif defined(RACEORACLE_BACKEND_NVIDIA)
+  c.exp_ulp = c.rescale_ulp = 2.0;  // CUDA Math API: expf 2 ulp
+#else
+  c.exp_ulp = c.rescale_ulp = 2.0;  // OCML expf: 1 ulp on [-10, 10]; 2 taken for the rest of the range
+#endif
+  return c;
+}
+
+Status Kernel::run(const SampleArgs& a, const RunOptions& o) const {
+  try {
+    return family == Family::fused ? run_fused(*this, a, o) : run_baseline(*this, a);
+  } catch (const std::exception& e) {
+    return Status::error(name + ": " + e.what());
+  }
+}
+
+const std::vector<Kernel>& kernels() {
+  static const std::vector<Kernel> k{
+      make("fused-post", Family::fused, ScalingOrder::post, Defect::none),
+      make("fused-pre", Family::fused, ScalingOrder::pre, Defect::none),
+      make("baseline", Family::baseline, ScalingOrder::post, Defect::none),
+  };
+  return k;
+}
+
+const std::vector<Kernel>& mutants() {
+  static const std::vector<Kernel> m = [] {
+    std::vector<Kernel> v;
+#define RACEORACLE_DEFECT(name)                                                                     \
+  if (Defect::name != Defect::none)                                                                 \
+    v.push_back(make(std::string("fused-post~") + #name, Family::fused, ScalingOrder::post, Defect::name));
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
+    v.push_back(make("baseline~strict_greedy", Family::baseline, ScalingOrder::post, Defect::strict_greedy));
+    v.push_back(make("baseline~high_id_tie", Family::baseline, ScalingOrder::post, Defect::high_id_tie));
+    return v;
+  }();
+  return m;
+}
+
+const Kernel* find_kernel(std::string_view name) {
+  for (const auto* list : {&kernels(), &mutants()})
+    for (const Kernel& k : *list)
+      if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string kernel_names() {
+  std::string s;
+  for (const auto* list : {&kernels(), &mutants()})
+    for (const Kernel& k : *list) s += (s.empty() ? "" : ", ") + k.name;
+  return s;
+}
+
+}  // namespace raceoracle::kernels

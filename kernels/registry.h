@@ -1,0 +1,49 @@
+#pragma once
+/// Every kernel the suite can run, by name: the real kernels and their mutants,
+/// each with its launcher and its numerics contract on this backend.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/sampler.h"
+
+namespace raceoracle::kernels {
+
+enum class Family : std::uint8_t { fused, baseline };
+
+/// Host copies of the fused kernel's stage-1 partials, [rows, tiles].
+struct HostPartials {
+  std::vector<float> m, key;
+  std::vector<std::int32_t> idx;
+  std::int64_t tiles = 0;
+};
+
+struct RunOptions {
+  FusedConfig config{};
+  /// Fused only: filled after the launch (the properties read partials back).
+  HostPartials* partials = nullptr;
+  /// Fused only: called between the two stages with the device partials.
+  std::function<void(const Partials&)> between_stages;
+};
+
+struct Kernel {
+  std::string name;  ///< "fused-post", "fused-pre", "baseline", "fused-post~no_m_safe", ...
+  Family family = Family::fused;
+  ScalingOrder order = ScalingOrder::post;
+  Defect defect = Defect::none;
+
+  bool is_mutant() const { return defect != Defect::none; }
+  bool has_partials() const { return family == Family::fused; }
+  oracle::NumericsContract contract() const;
+  /// Launch and wait. Errors (bad arguments, HIP failures) come back in Status.
+  Status run(const SampleArgs& a, const RunOptions& o = {}) const;
+};
+
+const std::vector<Kernel>& kernels();  ///< the real ones
+const std::vector<Kernel>& mutants();
+const Kernel* find_kernel(std::string_view name);  ///< either list; nullptr if unknown
+std::string kernel_names();                         ///< comma-separated, real ones first
+
+}  // namespace raceoracle::kernels

@@ -1,0 +1,64 @@
+#pragma once
+/// Host API of the race kernels (SPEC §2). Plain C++: callers never see HIP.
+/// All pointers are device pointers (host memory on the cpu backend).
+#include <cstdint>
+#include <string>
+
+#include "kernels/defect.h"
+#include "oracle/contract.h"
+
+namespace raceoracle::kernels {
+
+using oracle::Dtype;
+using oracle::ScalingOrder;
+
+struct SampleArgs {
+  const void* logits = nullptr;  ///< [rows, vocab] of dtype, row stride logit_stride
+  Dtype dtype = Dtype::bf16;
+  std::int64_t rows = 0;
+  std::int64_t vocab = 0;
+  std::int64_t logit_stride = 0;  ///< elements; 64-bit offsets
+  const float* noise = nullptr;   ///< [rows, vocab], row stride noise_stride
+  std::int64_t noise_stride = 0;
+  const float* temperatures = nullptr;  ///< [rows]
+  std::int32_t* tokens = nullptr;       ///< [rows], written
+  float eps = 1e-10f;
+  float greedy_eps = 1e-10f;
+};
+
+/// The fused kernel's tiling: BLOCK_V ids per stage-1 program, THREADS each.
+struct FusedConfig {
+  int block_v = 2048;
+  int threads = 256;
+};
+/// The (block_v, threads) pairs compiled in: {128, 64} for cheap tile
+/// boundaries in tests, {1024, 2048, 4096} x 256 for production.
+bool is_supported(const FusedConfig& c);
+std::string supported_configs();
+
+/// Stage-1 partials, [rows, tiles] each, device pointers.
+struct Partials {
+  float* m = nullptr;
+  float* key = nullptr;
+  std::int32_t* idx = nullptr;
+  std::int64_t tiles = 0;
+};
+std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c);
+
+struct Status {
+  bool ok = true;
+  std::string message;
+  static Status error(std::string m) { return {false, std::move(m)}; }
+};
+
+/// Empty when `a` can be launched; otherwise what is wrong with it.
+std::string check_args(const SampleArgs& a);
+
+Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, Defect d, const Partials& p);
+Status fused_stage2(const SampleArgs& a, const FusedConfig& c, Defect d, const Partials& p);
+/// The five-launch baseline. `scratch` holds 3 * rows * chunks + 3 * rows
+/// 4-byte words (baseline_scratch_bytes).
+Status sample_baseline(const SampleArgs& a, Defect d, void* scratch);
+std::size_t baseline_scratch_bytes(std::int64_t rows, std::int64_t vocab);
+
+}  // namespace raceoracle::kernels

@@ -1,0 +1,137 @@
+// The HIP-on-CPU layer keeps the meaning of barriers, shared memory and warp
+// exchanges. Each test launches a small kernel through hipLaunchKernelGGL.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "kernels/hip_cpu/hip_runtime.h"
+
+namespace {
+
+struct ScheduleGuard {  // restores the process-wide CPU device settings
+  hipcpu::Config saved = hipcpu::config();
+  ~ScheduleGuard() { hipcpu::config() = saved; }
+};
+
+/// Each thread publishes a value, then reads its lower neighbour's. Without
+/// the barrier a thread may read the slot before the neighbour wrote it.
+template <bool BARRIER>
+__global__ void neighbour_kernel(int* out, int stamp) {
+  __shared__ int slot[256];
+  const int t = int(threadIdx.x);
+  slot[t] = stamp + int(blockIdx.x) * 1000 + t;
+  if (BARRIER) __syncthreads();
+  out[blockIdx.x * blockDim.x + t] = slot[(t + int(blockDim.x) - 1) % int(blockDim.x)];
+}
+
+template <bool BARRIER>
+int wrong_reads(int blocks, int threads, int stamp) {
+  std::vector<int> out(std::size_t(blocks * threads), -1);
+  hipLaunchKernelGGL(neighbour_kernel<BARRIER>, dim3(blocks), dim3(threads), 0, nullptr, out.data(), stamp);
+  EXPECT_EQ(hipGetLastError(), hipSuccess);
+  int wrong = 0;
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < threads; ++t) wrong += out[std::size_t(b * threads + t)] != stamp + b * 1000 + (t + threads - 1) % threads;
+  return wrong;
+}
+
+TEST(HipCpu, BarrierGivesTheRightAnswerUnderEverySchedule) {
+  ScheduleGuard g;
+  for (std::uint64_t seed : {0ull, 1ull, 2ull, 99ull}) {
+    hipcpu::config().schedule_seed = seed;
+    EXPECT_EQ(wrong_reads<true>(8, 256, int(seed) * 1000 + 7), 0) << "seed " << seed;
+  }
+}
+
+TEST(HipCpu, MissingBarrierHidesBehindTheFixedScheduleButNotAShuffledOne) {
+  // In thread order, thread t-1 has already written when thread t reads, so
+  // the bug is invisible (only thread 0 misses: it reads the last thread's slot).
+  ScheduleGuard g;
+  hipcpu::config().schedule_seed = 0;
+  EXPECT_EQ(wrong_reads<false>(4, 64, 5000), 4);  // thread 0 of each block
+  hipcpu::config().schedule_seed = 12345;
+  EXPECT_GT(wrong_reads<false>(4, 64, 6000), 40);  // about half the threads
+}
+
+__global__ void shared_per_block_kernel(int* out) {
+  __shared__ int block_value;
+  if (threadIdx.x == 0) block_value = int(blockIdx.x) * 10 + 3;
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = block_value;
+  __syncthreads();
+}
+
+TEST(HipCpu, SharedMemoryIsPerBlockAcrossParallelWorkers) {
+  ScheduleGuard g;
+  hipcpu::config().workers = 2;
+  hipcpu::config().schedule_seed = 3;
+  const int blocks = 64, threads = 128;
+  std::vector<int> out(blocks * threads);
+  hipLaunchKernelGGL(shared_per_block_kernel, dim3(blocks), dim3(threads), 0, nullptr, out.data());
+  ASSERT_EQ(hipGetLastError(), hipSuccess);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < threads; ++t) ASSERT_EQ(out[b * threads + t], b * 10 + 3) << b << "," << t;
+}
+
+__global__ void warp_sum_kernel(int* out) {
+  int v = int(threadIdx.x);
+  for (int off = warpSize / 2; off > 0; off /= 2) v += __shfl_xor(v, off);
+  const int down = __shfl_down(int(threadIdx.x) * 2, 1);
+  out[2 * threadIdx.x] = v;
+  out[2 * threadIdx.x + 1] = down;
+}
+
+TEST(HipCpu, WarpExchangeAtBothWarpSizes) {
+  ScheduleGuard g;
+  for (int ws : {32, 64}) {
+    hipcpu::config().warp_size = ws;
+    hipcpu::config().schedule_seed = 77;
+    const int threads = 128;
+    std::vector<int> out(2 * threads);
+    hipLaunchKernelGGL(warp_sum_kernel, dim3(1), dim3(threads), 0, nullptr, out.data());
+    ASSERT_EQ(hipGetLastError(), hipSuccess);
+    for (int t = 0; t < threads; ++t) {
+      const int first = t / ws * ws;
+      const int sum = ws * first + ws * (ws - 1) / 2;  // lanes first .. first + ws - 1
+      EXPECT_EQ(out[2 * t], sum) << "warp size " << ws << " thread " << t;
+      const int lane = t % ws;
+      EXPECT_EQ(out[2 * t + 1], lane + 1 < ws ? 2 * (t + 1) : 2 * t) << "warp size " << ws << " thread " << t;
+    }
+  }
+}
+
+__global__ void divergent_barrier_kernel(int* out) {
+  if (threadIdx.x == 0) __syncthreads();  // undefined on a GPU: only some threads arrive
+  out[threadIdx.x] = 1;
+}
+
+TEST(HipCpu, DivergentBarrierIsALaunchFailureNotAHang) {
+  std::vector<int> out(64);
+  hipLaunchKernelGGL(divergent_barrier_kernel, dim3(1), dim3(64), 0, nullptr, out.data());
+  EXPECT_EQ(hipGetLastError(), hipErrorLaunchFailure);
+}
+
+TEST(HipCpu, BadLaunchConfigurationIsReported) {
+  std::vector<int> out(2048);
+  hipLaunchKernelGGL(divergent_barrier_kernel, dim3(1), dim3(2048), 0, nullptr, out.data());
+  EXPECT_EQ(hipGetLastError(), hipErrorInvalidConfiguration);
+  EXPECT_EQ(hipGetLastError(), hipSuccess);  // reading the error clears it
+}
+
+TEST(HipCpu, EventsMeasureElapsedTime) {
+  hipEvent_t a, b;
+  ASSERT_EQ(hipEventCreate(&a), hipSuccess);
+  ASSERT_EQ(hipEventCreate(&b), hipSuccess);
+  hipEventRecord(a);
+  std::vector<int> out(64 * 64);
+  hipLaunchKernelGGL(shared_per_block_kernel, dim3(64), dim3(64), 0, nullptr, out.data());
+  hipEventRecord(b);
+  float ms = -1;
+  EXPECT_EQ(hipEventElapsedTime(&ms, a, b), hipSuccess);
+  EXPECT_GE(ms, 0.0f);
+  hipEventDestroy(a);
+  hipEventDestroy(b);
+}
+
+}  // namespace
