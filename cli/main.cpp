@@ -1,57 +1,63 @@
 // raceoracle: the command-line front end.
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
-#include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <random>
-#include <vector>
+#include <exception>
 
-#include "oracle/oracle.h"
+#include "cli/commands.h"
 
-namespace ro = raceoracle::oracle;
-
-namespace {
-
-/// Oracle self-check on the production shape: every row's verdict must be
-/// consistent (token in range, token in its own ambiguity set, runner-up
-/// below the winner). Kernels are not registered in this build yet.
-int self_check(int rows, int vocab, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g(0.0f, 3.0f);
-  std::exponential_distribution<float> ex(1.0f);
-  std::vector<float> x(std::size_t(rows) * vocab), e(x.size()), T(rows);
-  for (auto& v : x) v = g(rng);
-  for (auto& v : e) v = ex(rng);
-  const float temps[] = {0.0f, 0.7f, 1.0f, 0.1f};
-  for (int r = 0; r < rows; ++r) T[r] = temps[r % 4];
-  ro::BatchView b{x.data(), ro::Dtype::f32, rows, vocab, vocab, e.data(), vocab, T.data()};
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto verdicts = ro::decide_batch(b, ro::NumericsContract{});
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int bad = 0;
-  for (const auto& v : verdicts)
-    if (ro::judge(v, v.token, vocab) != ro::Outcome::identical) ++bad;
-  fmt::print("oracle self-check: {} rows x {} ids in {:.2f} s ({:.1f} M elements/s), {} inconsistent verdicts\n",
-             rows, vocab, s, double(rows) * vocab / s / 1e6, bad);
-  fmt::print("kernels: none registered in this build; `check` ran the oracle self-check only\n");
-  fmt::print("verdict: {}\n", bad == 0 ? "PASS" : "FAIL");
-  return bad == 0 ? 0 : 1;
-}
-
-}  // namespace
+namespace cli = raceoracle::cli;
 
 int main(int argc, char** argv) {
-  CLI::App app{"raceoracle: correctness oracle for exponential-race sampling kernels"};
+  CLI::App app{"raceoracle: correctness oracle and property suite for exponential-race sampling kernels"};
   app.require_subcommand(1);
-  auto* check = app.add_subcommand("check", "check kernels against the float64 oracle");
-  int rows = 256, vocab = 163840;
-  std::uint64_t seed = 20261130;
-  check->add_option("--rows", rows, "rows of the agreement run")->check(CLI::Range(1, 4096));
-  check->add_option("--vocab", vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
-  check->add_option("--seed", seed, "random seed");
+  app.set_version_flag("--version", "raceoracle 0.1.0");
+
+  cli::CheckOptions check;
+  auto* c = app.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
+  c->add_option("--kernels", check.kernels, "kernels to check (default: every real kernel)");
+  c->add_option("--seed", check.seed, "RapidCheck seed (default: the fixed CI seed)");
+  c->add_option("--cases", check.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  c->add_flag("!--no-mutants", check.mutants, "skip the mutant gate");
+  c->add_option("--mutant-timeout", check.mutant_timeout_s, "seconds per (mutant, property)")->check(CLI::PositiveNumber);
+  c->add_option("--rows", check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
+  c->add_option("--vocab", check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
+  c->add_option("--batches", check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
+  std::string dtype = "bf16";
+  c->add_option("--dtype", dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
+  c->add_option("--json", check.json, "write the machine-readable report to this file");
+
+  cli::MutantsOptions mut;
+  auto* m = app.add_subcommand("mutants", "run every property against every mutant; report kills");
+  m->add_option("--mutants", mut.mutants, "mutants to run (default: all)");
+  m->add_option("--seed", mut.seed, "RapidCheck seed");
+  m->add_option("--cases", mut.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  m->add_option("--timeout", mut.timeout_s, "seconds per (mutant, property)")->check(CLI::PositiveNumber);
+  m->add_option("--expect-killed-by", mut.expect_killed_by, "properties that must be among the killers");
+  m->add_option("--report", mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
+  m->add_option("--matrix", mut.matrix_md, "write the kill matrix (Markdown)");
+
+  cli::ReplayOptions rep;
+  auto* r = app.add_subcommand("replay", "replay a property failure from its reproduce string");
+  r->add_option("--property", rep.property, "property name")->required();
+  r->add_option("--kernel", rep.kernel, "kernel or mutant name")->required();
+  r->add_option("--reproduce", rep.reproduce, "the reproduce string a failure printed")->required();
+  r->add_option("--seed", rep.seed, "seed of the failing run");
+  r->add_option("--cases", rep.cases, "cases of the failing run");
+
+  auto* l = app.add_subcommand("list", "list kernels, mutants and properties");
+
   CLI11_PARSE(app, argc, argv);
-  if (*check) return self_check(rows, vocab, seed);
+  check.agreement.dtype = dtype == "f32" ? raceoracle::oracle::Dtype::f32 : raceoracle::oracle::Dtype::bf16;
+  check.agreement.seed = check.seed;
+  try {
+    if (*c) return cli::check(check);
+    if (*m) return cli::mutants(mut);
+    if (*r) return cli::replay(rep);
+    if (*l) return cli::list();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "raceoracle: error: %s\n", e.what());
+    return 2;
+  }
   return 0;
 }

@@ -23,6 +23,9 @@ struct Case {
   oracle::Dtype dtype;
   kernels::FusedConfig config;
 };
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.kernel->name << " " << oracle::to_string(c.dtype) << " BLOCK_V=" << c.config.block_v;
+}
 std::string name_of(const ::testing::TestParamInfo<Case>& i) {
   std::string n = i.param.kernel->name + "_" + oracle::to_string(i.param.dtype) + "_" +
                   std::to_string(i.param.config.block_v);

@@ -1,0 +1,192 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "kernels/device_memory.h"
+#include "mutants/runner.h"
+#include "properties/suite.h"
+
+namespace raceoracle::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+void note(const std::string& s) {
+  std::fprintf(stderr, "  .. %s\n", s.c_str());
+  std::fflush(stderr);
+}
+
+std::vector<const kernels::Kernel*> resolve(const std::vector<std::string>& names, bool mutants) {
+  std::vector<const kernels::Kernel*> out;
+  if (names.empty()) {
+    for (const auto& k : mutants ? kernels::mutants() : kernels::kernels()) out.push_back(&k);
+    return out;
+  }
+  for (const auto& n : names) {
+    const kernels::Kernel* k = kernels::find_kernel(n);
+    if (!k) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
+    out.push_back(k);
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << text;
+  std::printf("wrote %s\n", path.c_str());
+}
+
+}  // namespace
+
+int list() {
+  std::printf("kernels (%s backend):\n", kernels::backend_name());
+  for (const auto& k : kernels::kernels()) {
+    const auto c = k.contract();
+    std::printf("  %-24s %s-scale, exp %.1f ulp, div %.1f ulp%s\n", k.name.c_str(), oracle::to_string(c.order), c.exp_ulp,
+                c.div_ulp, c.two_stage ? ", two-stage" : "");
+  }
+  std::printf("mutants:\n");
+  for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());
+  std::printf("properties:\n");
+  for (const auto& p : properties::properties())
+    std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), p.fused_only ? " (fused only)" : "");
+  return 0;
+}
+
+int check(const CheckOptions& o) {
+  const auto start = Clock::now();
+  const auto ks = resolve(o.kernels, false);
+  nlohmann::json report;
+  report["backend"] = kernels::backend_name();
+  report["device"] = kernels::device_description();
+  report["seed"] = o.seed;
+  report["cases"] = o.cases;
+  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property\n", kernels::backend_name(),
+              kernels::device_description().c_str(), static_cast<unsigned long long>(o.seed), o.cases);
+  if (kernels::device_count() == 0) {
+    std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
+    return 2;
+  }
+  int failures = 0;
+
+  // 1. The property suite on each kernel.
+  std::printf("\n== properties (SPEC 5) ==\n%-24s %-14s %-8s %7s %7s\n", "property", "kernel", "result", "cases", "time");
+  properties::RunSettings rs{o.seed, o.cases, ""};
+  for (const auto* k : ks)
+    for (const auto& p : properties::properties()) {
+      if (!p.applies_to(*k)) continue;
+      const auto r = properties::run_property(p, *k, rs);
+      const bool ok = r.ok();
+      failures += !ok;
+      std::printf("%-24s %-14s %-8s %7d %6.1fs\n", p.name.c_str(), k->name.c_str(),
+                  ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
+      if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
+      if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
+      std::fflush(stdout);
+      report["properties"].push_back({{"property", p.name}, {"kernel", k->name}, {"result", ok ? "pass" : "fail"},
+                                      {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
+                                      {"seconds", r.seconds}, {"uncovered", r.uncovered},
+                                      {"counterexample", r.counterexample}, {"reproduce", r.reproduce}});
+    }
+
+  // 2. The mutant gate: every mutant must be killed by a property failure.
+  if (o.mutants) {
+    std::printf("\n== mutant gate (SPEC 6) ==\n");
+    std::fflush(stdout);
+    mutants::HarnessSettings hs{rs, o.mutant_timeout_s, true};
+    std::vector<mutants::MutantReport> reports;
+    for (const auto& m : kernels::mutants()) {
+      reports.push_back(mutants::run_mutant(m, hs));
+      note(fmt::format("{}: {} ({:.1f} s)", m.name, reports.back().status(), reports.back().seconds));
+    }
+    std::printf("%s", mutants::table(reports).c_str());
+    for (const auto& r : reports) {
+      failures += !r.killed();
+      report["mutants"].push_back({{"mutant", r.mutant->name}, {"status", r.status()}, {"killed_by", r.killers()}});
+    }
+    report["mutation_score"] = mutants::mutation_score(reports);
+  }
+
+  // 3. Agreement at the production shape, per case.
+  std::printf("\n== agreement: %lld rows x %lld ids, %s, %d batch(es) ==\n", static_cast<long long>(o.agreement.rows),
+              static_cast<long long>(o.agreement.vocab), oracle::to_string(o.agreement.dtype), o.agreement.batches);
+  std::fflush(stdout);
+  const auto cells = run_agreement(ks, o.agreement, note);
+  std::printf("%-14s %-13s %-7s %6s %10s %10s %12s %12s\n", "kernel", "mask", "T", "rows", "identical", "explained",
+              "UNEXPLAINED", "OUT-OF-RANGE");
+  for (const auto& c : cells) {
+    std::printf("%-14s %-13s %-7s %6lld %10lld %10lld %12lld %12lld\n", c.kernel.c_str(), c.mask.c_str(),
+                c.temperature.c_str(), static_cast<long long>(c.rows), static_cast<long long>(c.identical),
+                static_cast<long long>(c.explained), static_cast<long long>(c.unexplained),
+                static_cast<long long>(c.out_of_range));
+    for (const auto& e : c.examples) std::printf("    %s\n", e.c_str());
+    failures += c.unexplained + c.out_of_range > 0;
+    report["agreement"].push_back({{"kernel", c.kernel}, {"mask", c.mask}, {"temperature", c.temperature},
+                                   {"rows", c.rows}, {"identical", c.identical}, {"explained", c.explained},
+                                   {"unexplained", c.unexplained}, {"out_of_range", c.out_of_range}});
+  }
+  report["failures"] = failures;
+  report["seconds"] = since(start);
+  report["verdict"] = failures == 0 ? "PASS" : "FAIL";
+  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+  std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures, failures == 1 ? "" : "s",
+              since(start));
+  return failures == 0 ? 0 : 1;
+}
+
+int mutants(const MutantsOptions& o) {
+  const auto ms = resolve(o.mutants, true);
+  mutants::HarnessSettings hs{{o.seed, o.cases, ""}, o.timeout_s, true};
+  std::vector<mutants::MutantReport> reports;
+  for (const auto* m : ms) {
+    note(m->name + " ...");
+    reports.push_back(mutants::run_mutant(*m, hs, [](const mutants::PairOutcome& p) {
+      if (p.kind != mutants::PairOutcome::Kind::not_applicable)
+        note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
+    }));
+  }
+  std::printf("%s", mutants::table(reports).c_str());
+  for (const auto& r : reports)
+    for (const auto& p : r.pairs)
+      if (p.kind == mutants::PairOutcome::Kind::killed) {
+        std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name.c_str(), p.property.c_str(),
+                    p.counterexample.c_str(), p.replay.c_str());
+        break;  // the first killer's counterexample; the report JSON has the rest
+      }
+  if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
+  if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
+  int bad = 0;
+  for (const auto& r : reports) {
+    if (!r.killed()) {
+      std::printf("GATE: %s was not killed by any property (%s)\n", r.mutant->name.c_str(), r.status().c_str());
+      ++bad;
+    }
+    const auto killers = r.killers();
+    for (const auto& want : o.expect_killed_by)
+      if (std::find(killers.begin(), killers.end(), want) == killers.end()) {
+        std::printf("GATE: %s was expected to be killed by %s\n", r.mutant->name.c_str(), want.c_str());
+        ++bad;
+      }
+  }
+  std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
+  return bad == 0 ? 0 : 1;
+}
+
+int replay(const ReplayOptions& o) {
+  const properties::Property* p = properties::find_property(o.property);
+  if (!p) throw std::invalid_argument("unknown property '" + o.property + "'");
+  const kernels::Kernel* k = kernels::find_kernel(o.kernel);
+  if (!k) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
+  const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce});
+  std::printf("%s on %s: %s\n", p->name.c_str(), k->name.c_str(), r.summary().c_str());
+  if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
+  return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;
+}
+
+}  // namespace raceoracle::cli

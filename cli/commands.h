@@ -1,0 +1,42 @@
+#pragma once
+/// The subcommands of `raceoracle`, each a function of its parsed options.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/agreement.h"
+
+namespace raceoracle::cli {
+
+struct CheckOptions {
+  std::vector<std::string> kernels;  ///< empty: every real kernel
+  std::uint64_t seed = 20261130;
+  int cases = 100;
+  bool mutants = true;
+  double mutant_timeout_s = 120;
+  AgreementSettings agreement;
+  std::string json;  ///< write the machine-readable report here
+};
+int check(const CheckOptions& o);
+
+struct MutantsOptions {
+  std::vector<std::string> mutants;  ///< empty: all
+  std::uint64_t seed = 20261130;
+  int cases = 100;
+  double timeout_s = 120;
+  std::vector<std::string> expect_killed_by;  ///< each must be among the killers
+  std::string report_json, matrix_md;
+};
+int mutants(const MutantsOptions& o);
+
+struct ReplayOptions {
+  std::string property, kernel, reproduce;
+  std::uint64_t seed = 20261130;
+  int cases = 100;
+};
+int replay(const ReplayOptions& o);
+
+/// Lists kernels, mutants and properties.
+int list();
+
+}  // namespace raceoracle::cli

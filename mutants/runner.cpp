@@ -1,0 +1,256 @@
+#include "mutants/runner.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace raceoracle::mutants {
+namespace {
+
+using Kind = PairOutcome::Kind;
+using Clock = std::chrono::steady_clock;
+
+PairOutcome from_result(const properties::Property& p, const kernels::Kernel& m, const properties::PropertyResult& r) {
+  PairOutcome o;
+  o.property = p.name;
+  if (r.verdict == properties::PropertyResult::Verdict::failed) {
+    o.kind = Kind::killed;
+    o.counterexample = r.counterexample;
+    o.replay = properties::replay_command(p, m, r);
+  } else if (r.verdict == properties::PropertyResult::Verdict::error) {
+    o.kind = Kind::crashed;  // the harness could not run the property: not a kill
+    o.detail = r.counterexample;
+  }
+  o.seconds = r.seconds;
+  return o;
+}
+
+/// Runs one pair in a child; the child reports through a pipe as JSON.
+PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m, const HarnessSettings& s) {
+  const auto start = Clock::now();
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    close(fds[0]);
+    const PairOutcome o = from_result(p, m, properties::run_property(p, m, s.run));
+    const std::string text = nlohmann::json{{"kind", int(o.kind)}, {"counterexample", o.counterexample},
+                                            {"replay", o.replay}, {"detail", o.detail}}
+                                 .dump();
+    for (std::size_t off = 0; off < text.size();) {
+      const ssize_t n = write(fds[1], text.data() + off, text.size() - off);
+      if (n <= 0) break;
+      off += std::size_t(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string data;
+  char buf[65536];
+  bool timed_out = false;
+  for (;;) {
+    const double left = s.timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
+    if (left <= 0) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = poll(&pfd, 1, int(std::min(left, 1.0) * 1000) + 1);
+    if (ready > 0) {
+      const ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n <= 0) break;  // the child closed the pipe: it finished or died
+      data.append(buf, std::size_t(n));
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  PairOutcome o;
+  o.property = p.name;
+  o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (timed_out) {
+    o.kind = Kind::timed_out;
+    o.detail = fmt::format("no verdict within {:.0f} s", s.timeout_s);
+  } else if (WIFSIGNALED(status)) {
+    o.kind = Kind::crashed;
+    o.detail = fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  } else {
+    try {
+      const auto j = nlohmann::json::parse(data);
+      o.kind = Kind(j.at("kind").get<int>());
+      o.counterexample = j.at("counterexample").get<std::string>();
+      o.replay = j.at("replay").get<std::string>();
+      o.detail = j.at("detail").get<std::string>();
+    } catch (const std::exception& e) {
+      o.kind = Kind::crashed;
+      o.detail = fmt::format("exit status {} with no readable verdict", WEXITSTATUS(status));
+    }
+  }
+  return o;
+}
+
+std::string kind_cell(Kind k) {
+  switch (k) {
+    case Kind::killed: return "KILL";
+    case Kind::survived: return ".";
+    case Kind::crashed: return "crash";
+    case Kind::timed_out: return "timeout";
+    case Kind::not_applicable: return "n/a";
+  }
+  return "?";
+}
+
+/// Where the defect is switched on in the kernel source, for the report.
+struct Location {
+  std::string file;
+  int line = 1;
+};
+Location locate(kernels::Defect d) {
+  const std::string needle = std::string("Defect::") + kernels::to_string(d);
+  for (const char* f : {"kernels/race.h", "kernels/fused.hip", "kernels/baseline.hip"}) {
+    std::ifstream in(std::string(RACEORACLE_SOURCE_DIR) + "/" + f);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (line.find(needle) != std::string::npos) return {f, n};
+  }
+  return {"kernels/defect.h", 1};
+}
+
+}  // namespace
+
+const char* to_string(Kind k) {
+  switch (k) {
+    case Kind::killed: return "killed";
+    case Kind::survived: return "survived";
+    case Kind::crashed: return "crashed";
+    case Kind::timed_out: return "timed out";
+    case Kind::not_applicable: return "n/a";
+  }
+  return "?";
+}
+
+std::vector<std::string> MutantReport::killers() const {
+  std::vector<std::string> k;
+  for (const PairOutcome& p : pairs)
+    if (p.kind == Kind::killed) k.push_back(p.property);
+  return k;
+}
+bool MutantReport::crashed() const {
+  for (const PairOutcome& p : pairs)
+    if (p.kind == Kind::crashed) return true;
+  return false;
+}
+bool MutantReport::timed_out() const {
+  for (const PairOutcome& p : pairs)
+    if (p.kind == Kind::timed_out) return true;
+  return false;
+}
+std::string MutantReport::status() const {
+  if (killed()) return "Killed";
+  if (timed_out()) return "Timeout";
+  if (crashed()) return "RuntimeError";
+  return "Survived";
+}
+
+MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,
+                        const std::function<void(const PairOutcome&)>& progress) {
+  const auto start = Clock::now();
+  MutantReport r;
+  r.mutant = &m;
+  for (const properties::Property& p : properties::properties()) {
+    PairOutcome o;
+    if (!p.applies_to(m)) {
+      o.property = p.name;
+      o.kind = Kind::not_applicable;
+    } else {
+      o = s.isolate ? run_isolated(p, m, s) : from_result(p, m, properties::run_property(p, m, s.run));
+    }
+    if (progress) progress(o);
+    r.pairs.push_back(std::move(o));
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return r;
+}
+
+double mutation_score(const std::vector<MutantReport>& r) {
+  if (r.empty()) return 0;
+  std::size_t killed = 0;
+  for (const auto& m : r) killed += m.killed();
+  return 100.0 * double(killed) / double(r.size());
+}
+
+std::string table(const std::vector<MutantReport>& r) {
+  std::string s = fmt::format("{:<30} {:<13} {:>7}  {}\n", "mutant", "status", "time", "killed by");
+  for (const auto& m : r) {
+    std::string extra;
+    for (const auto& p : m.pairs)
+      if (p.kind == Kind::crashed || p.kind == Kind::timed_out)
+        extra += fmt::format(" [{} {}: {}]", p.property, to_string(p.kind), p.detail);
+    s += fmt::format("{:<30} {:<13} {:>6.1f}s  {}{}\n", m.mutant->name, m.status(), m.seconds,
+                     fmt::join(m.killers(), ", "), extra);
+  }
+  std::size_t killed = 0;
+  for (const auto& m : r) killed += m.killed();
+  s += fmt::format("mutation score: {:.1f}% ({} of {} mutants killed)\n", mutation_score(r), killed, r.size());
+  return s;
+}
+
+std::string kill_matrix_markdown(const std::vector<MutantReport>& r) {
+  if (r.empty()) return "";
+  std::string s = "| mutant |";
+  for (const auto& p : r.front().pairs) s += " " + p.property + " |";
+  s += "\n|---|";
+  for (std::size_t i = 0; i < r.front().pairs.size(); ++i) s += "---|";
+  s += "\n";
+  for (const auto& m : r) {
+    s += "| `" + m.mutant->name + "` |";
+    for (const auto& p : m.pairs) s += " " + kind_cell(p.kind) + " |";
+    s += "\n";
+  }
+  return s;
+}
+
+std::string mutation_report_json(const std::vector<MutantReport>& r) {
+  nlohmann::json files = nlohmann::json::object();
+  int id = 0;
+  for (const auto& m : r) {
+    const Location loc = locate(m.mutant->defect);
+    if (!files.contains(loc.file)) {
+      std::ifstream in(std::string(RACEORACLE_SOURCE_DIR) + "/" + loc.file);
+      std::stringstream text;
+      text << in.rdbuf();
+      files[loc.file] = {{"language", "cpp"}, {"source", text.str()}, {"mutants", nlohmann::json::array()}};
+    }
+    std::string reason;
+    for (const auto& p : m.pairs)
+      if (p.kind == Kind::killed) {
+        reason = p.counterexample;
+        break;
+      }
+    nlohmann::json j{{"id", std::to_string(++id)},
+                     {"mutatorName", kernels::to_string(m.mutant->defect)},
+                     {"description", m.mutant->name},
+                     {"location", {{"start", {{"line", loc.line}, {"column", 1}}}, {"end", {{"line", loc.line}, {"column", 2}}}}},
+                     {"status", m.status()},
+                     {"killedBy", m.killers()},
+                     {"statusReason", reason}};
+    files[loc.file]["mutants"].push_back(j);
+  }
+  nlohmann::json report{{"schemaVersion", "1"}, {"thresholds", {{"high", 100}, {"low", 100}}}, {"files", files}};
+  return report.dump(2);
+}
+
+}  // namespace raceoracle::mutants

@@ -1,0 +1,55 @@
+#pragma once
+/// The mutant harness (SPEC §6): runs every property against a mutant, each
+/// (mutant, property) pair in a child process so that a crash is recorded
+/// apart from a kill and a hang becomes a timeout.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/registry.h"
+#include "properties/suite.h"
+
+namespace raceoracle::mutants {
+
+struct PairOutcome {
+  enum class Kind { killed, survived, crashed, timed_out, not_applicable } kind = Kind::survived;
+  std::string property;
+  std::string counterexample;  ///< killed: the shrunk counterexample
+  std::string replay;          ///< killed: the command that replays it
+  std::string detail;          ///< crashed: the signal; timed out: the limit
+  double seconds = 0;
+};
+const char* to_string(PairOutcome::Kind k);
+
+struct MutantReport {
+  const kernels::Kernel* mutant = nullptr;
+  std::vector<PairOutcome> pairs;  ///< one per property, in suite order
+  double seconds = 0;
+
+  std::vector<std::string> killers() const;  ///< properties that failed on it
+  bool killed() const { return !killers().empty(); }
+  bool crashed() const;
+  bool timed_out() const;
+  /// "Killed", "Survived", "RuntimeError" (crashed, never killed) or "Timeout".
+  std::string status() const;
+};
+
+struct HarnessSettings {
+  properties::RunSettings run;
+  double timeout_s = 120;  ///< per (mutant, property) pair
+  bool isolate = true;     ///< fork per pair; false runs in-process (debugging)
+};
+
+/// `progress` is told each finished pair.
+MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,
+                        const std::function<void(const PairOutcome&)>& progress = {});
+
+/// The readable table: one line per mutant (status, killers, time).
+std::string table(const std::vector<MutantReport>& r);
+/// The kill matrix (mutant x property) as Markdown.
+std::string kill_matrix_markdown(const std::vector<MutantReport>& r);
+/// The mutation-testing report JSON (the schema Stryker and Mull emit).
+std::string mutation_report_json(const std::vector<MutantReport>& r);
+double mutation_score(const std::vector<MutantReport>& r);  ///< killed / all, in percent
+
+}  // namespace raceoracle::mutants

@@ -1,0 +1,346 @@
+#include "properties/laws.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <mutex>
+
+#include "fixtures/case.h"
+#include "kernels/device_memory.h"
+
+namespace raceoracle::properties {
+namespace {
+
+using fixtures::Batch;
+using oracle::Outcome;
+using oracle::RowClass;
+using oracle::Verdict;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::mutex g_ratio_mutex;
+double g_worst_ratio = 0;
+
+struct Ran {
+  std::string error;  // launch failure, empty when the kernel ran
+  fixtures::KernelRun run;
+};
+
+Ran launch(const kernels::Kernel& k, const Batch& b, const kernels::FusedConfig& cfg,
+           std::function<void(const kernels::Partials&)> hook = {}) {
+  kernels::RunOptions o;
+  o.config = cfg;
+  o.between_stages = std::move(hook);
+  Ran r;
+  r.run = fixtures::run_kernel(k, b, o);
+  if (!r.run.status.ok) r.error = k.name + " failed to run: " + r.run.status.message;
+  return r;
+}
+
+std::string row_report(const Batch& b, std::int64_t r, const Verdict& v, std::int64_t token, const std::string& what) {
+  std::vector<std::int64_t> ids{v.token, token, v.runner_up};
+  for (auto a : v.ambiguous)
+    if (ids.size() < 8) ids.push_back(a);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return fmt::format("{}\n  kernel returned {} ({})\n  oracle: {}\n  {}", what, token,
+                     oracle::to_string(oracle::judge(v, token, b.vocab)), v.describe(), b.describe_row(r, ids));
+}
+
+/// The first row whose token fails `bad`, reported; empty if none.
+template <class Bad>
+std::string first_bad_row(const Batch& b, const std::vector<Verdict>& v, const std::vector<std::int32_t>& t,
+                          const std::string& what, Bad bad) {
+  for (std::int64_t r = 0; r < b.rows; ++r)
+    if (bad(r, v[std::size_t(r)], t[std::size_t(r)])) return row_report(b, r, v[std::size_t(r)], t[std::size_t(r)], what);
+  return {};
+}
+
+const kernels::Kernel& partner(const kernels::Kernel& k) {
+  // The fused kernels are compared with the baseline; the baseline with fused-post.
+  return *kernels::find_kernel(k.family == kernels::Family::fused ? "baseline" : "fused-post");
+}
+
+bool valid(const Verdict& v) { return v.row_class != RowClass::invalid; }
+
+}  // namespace
+
+double worst_key_error_ratio() {
+  std::lock_guard lock(g_ratio_mutex);
+  return g_worst_ratio;
+}
+
+std::string agrees_with_oracle(const LawContext& c) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  return first_bad_row(c.batch, v, r.run.tokens, "disagrees with the oracle beyond explained divergence",
+                       [&](std::int64_t, const Verdict& vr, std::int32_t t) {
+                         return oracle::is_failure(oracle::judge(vr, t, c.batch.vocab));
+                       });
+}
+
+std::string greedy_is_exact(const LawContext& c) {
+  // Run twice: with the case's noise, then with every noise value NaN. A
+  // greedy row reads no noise, so both must give the oracle's token exactly.
+  Batch blind = c.batch;
+  std::fill(blind.noise.begin(), blind.noise.end(), std::numeric_limits<float>::quiet_NaN());
+  const auto v = c.batch.decide(c.kernel.contract());
+  for (const Batch* b : std::initializer_list<const Batch*>{&c.batch, &blind}) {
+    const Ran r = launch(c.kernel, *b, c.config);
+    if (!r.error.empty()) return r.error;
+    const std::string bad = first_bad_row(
+        *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise became NaN",
+        [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
+          return b->temperatures[std::size_t(row)] <= b->greedy_eps && valid(vr) && t != vr.token;
+        });
+    if (!bad.empty()) return bad;
+  }
+  return {};
+}
+
+std::string masked_ids_never_win(const LawContext& c) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  return first_bad_row(c.batch, v, r.run.tokens, "a masked id won while an unmasked id existed",
+                       [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
+                         if (!valid(vr) || vr.row_class == RowClass::fully_masked) return false;
+                         return t < 0 || t >= c.batch.vocab || c.batch.x(row, t) == -kInf;
+                       });
+}
+
+std::string forced_row_gives_forced_id(const LawContext& c) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  return first_bad_row(c.batch, v, r.run.tokens, "forced row did not give its forced id",
+                       [](std::int64_t, const Verdict& vr, std::int32_t t) {
+                         return vr.row_class == RowClass::forced && t != vr.token;
+                       });
+}
+
+std::string fully_masked_row_is_zero(const LawContext& c) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  return first_bad_row(c.batch, v, r.run.tokens, "fully masked row did not give id 0",
+                       [](std::int64_t, const Verdict& vr, std::int32_t t) {
+                         return vr.row_class == RowClass::fully_masked && t != 0;
+                       });
+}
+
+std::string tokens_in_range(const LawContext& c) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  return first_bad_row(c.batch, v, r.run.tokens, "token out of [0, V)",
+                       [&](std::int64_t, const Verdict&, std::int32_t t) { return t < 0 || t >= c.batch.vocab; });
+}
+
+std::string partials_are_finite(const LawContext& c) {
+  if (!c.kernel.has_partials()) return {};
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  const auto& p = r.run.partials;
+  for (std::int64_t row = 0; row < c.batch.rows; ++row) {
+    if (!valid(v[std::size_t(row)])) continue;
+    const bool greedy = c.batch.temperatures[std::size_t(row)] <= c.batch.greedy_eps;
+    for (std::int64_t t = 0; t < p.tiles; ++t) {
+      const std::size_t k = std::size_t(row * p.tiles + t);
+      const std::int64_t lo = t * c.config.block_v, hi = std::min(c.batch.vocab, lo + c.config.block_v);
+      const bool key_ok = greedy ? !std::isnan(p.key[k]) : (std::isfinite(p.key[k]) && p.key[k] >= 0);
+      const bool m_ok = !std::isnan(p.m[k]) && p.m[k] != kInf;
+      const bool idx_ok = p.idx[k] >= lo && p.idx[k] < hi;
+      if (!key_ok || !m_ok || !idx_ok)
+        return fmt::format("partials of row {} tile {} (ids {}..{}) are part_m={} part_key={} part_idx={}\n  {}", row, t,
+                           lo, hi - 1, p.m[k], p.key[k], p.idx[k],
+                           c.batch.describe_row(row, {lo, std::clamp<std::int64_t>(p.idx[k], 0, c.batch.vocab - 1)}));
+    }
+  }
+  return {};
+}
+
+std::string fused_matches_baseline(const LawContext& c) {
+  const kernels::Kernel& other = partner(c.kernel);
+  const Ran a = launch(c.kernel, c.batch, c.config), b = launch(other, c.batch, c.config);
+  if (!a.error.empty()) return a.error;
+  if (!b.error.empty()) return b.error;
+  // Judge both under the fused kernel's contract (the looser of the two).
+  const auto& fused = c.kernel.family == kernels::Family::fused ? c.kernel : other;
+  const auto v = c.batch.decide(fused.contract());
+  for (std::int64_t r = 0; r < c.batch.rows; ++r) {
+    const auto ta = a.run.tokens[std::size_t(r)], tb = b.run.tokens[std::size_t(r)];
+    const Verdict& vr = v[std::size_t(r)];
+    if (ta == tb || !valid(vr)) continue;
+    if (oracle::is_failure(oracle::judge(vr, ta, c.batch.vocab)) || oracle::is_failure(oracle::judge(vr, tb, c.batch.vocab)))
+      return row_report(c.batch, r, vr, ta,
+                        fmt::format("{} gave {} and {} gave {}: not both explained", c.kernel.name, ta, other.name, tb));
+  }
+  return {};
+}
+
+std::string deterministic(const LawContext& c) {
+  const Ran first = launch(c.kernel, c.batch, c.config), again = launch(c.kernel, c.batch, c.config);
+  if (!first.error.empty()) return first.error;
+  if (!again.error.empty()) return again.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  for (std::int64_t r = 0; r < c.batch.rows; ++r)
+    if (first.run.tokens[std::size_t(r)] != again.run.tokens[std::size_t(r)])
+      return row_report(c.batch, r, v[std::size_t(r)], again.run.tokens[std::size_t(r)],
+                        fmt::format("repeated launch changed the token from {}", first.run.tokens[std::size_t(r)]));
+  if (!c.kernel.has_partials()) return {};
+  // Another tile size may round differently, but only inside the ambiguity set.
+  const auto& configs = fixtures::fused_configs();
+  for (const auto& other : configs) {
+    if (other.block_v == c.config.block_v) continue;
+    const Ran o = launch(c.kernel, c.batch, other);
+    if (!o.error.empty()) return o.error;
+    for (std::int64_t r = 0; r < c.batch.rows; ++r) {
+      const auto t1 = first.run.tokens[std::size_t(r)], t2 = o.run.tokens[std::size_t(r)];
+      const Verdict& vr = v[std::size_t(r)];
+      if (t1 != t2 && valid(vr) &&
+          (oracle::is_failure(oracle::judge(vr, t1, c.batch.vocab)) || oracle::is_failure(oracle::judge(vr, t2, c.batch.vocab))))
+        return row_report(c.batch, r, vr, t2,
+                          fmt::format("BLOCK_V={} gave {}, BLOCK_V={} gave {}: not both explained", c.config.block_v, t1,
+                                      other.block_v, t2));
+    }
+  }
+  return {};
+}
+
+std::string key_error_within_bound(const LawContext& c) {
+  if (!c.kernel.has_partials()) return {};
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  const auto v = c.batch.decide(c.kernel.contract());
+  // Stage-1 keys are relative to the tile max: a single-stage bound with M = m_t.
+  oracle::NumericsContract tile_contract = c.kernel.contract();
+  tile_contract.two_stage = false;
+  const auto& p = r.run.partials;
+  const Batch& b = c.batch;
+  double worst = 0;
+  for (std::int64_t row = 0; row < b.rows; ++row) {
+    const Verdict& vr = v[std::size_t(row)];
+    const float T = b.temperatures[std::size_t(row)];
+    if (!valid(vr) || T <= b.greedy_eps) continue;
+    for (std::int64_t t = 0; t < p.tiles; ++t) {
+      const std::size_t k = std::size_t(row * p.tiles + t);
+      const std::int64_t lo = t * c.config.block_v, hi = std::min(b.vocab, lo + c.config.block_v);
+      const float m_t = p.m[k];
+      if (!(m_t > -kInf)) continue;  // fully masked tile: partials_are_finite's business
+      const std::int64_t i = p.idx[k];
+      if (i < lo || i >= hi) return fmt::format("row {} tile {}: part_idx {} outside the tile {}..{}", row, t, i, lo, hi - 1);
+      const oracle::RowScale s{double(m_t), double(std::max(T, oracle::kMinTemperature)), b.eps};
+      const oracle::KeyBound kb = oracle::bound_key(b.x(row, i), b.e(row, i), s, tile_contract);
+      if (!(kb.lo <= p.key[k] && p.key[k] <= kb.hi))
+        return fmt::format(
+            "row {} tile {}: stage-1 key of id {} is {:.9g}, exact {:.9g}, certified interval [{:.9g}, {:.9g}] "
+            "(relative error {:.3g}, bound {:.3g})\n  {}",
+            row, t, i, p.key[k], kb.key, kb.lo, kb.hi, std::abs(p.key[k] / kb.key - 1), kb.rho(), b.describe_row(row, {i}));
+      if (kb.key > 1e-30 && std::isfinite(kb.hi) && kb.hi > kb.key)
+        worst = std::max(worst, std::abs(double(p.key[k]) / kb.key - 1) / ((kb.hi - kb.key) / kb.key));
+      // And the tile's winner must be one the arithmetic allows.
+      std::int64_t best = lo;
+      oracle::KeyBound bb = oracle::bound_key(b.x(row, lo), b.e(row, lo), s, tile_contract);
+      for (std::int64_t j = lo + 1; j < hi; ++j) {
+        const oracle::KeyBound bj = oracle::bound_key(b.x(row, j), b.e(row, j), s, tile_contract);
+        if (bj.key > bb.key) best = j, bb = bj;
+      }
+      const bool exact_tie_loser = i > best && b.x(row, i) == m_t && b.x(row, best) == m_t && b.e(row, i) == b.e(row, best);
+      if (i != best && (!oracle::may_outrank(kb, bb) || exact_tie_loser))
+        return fmt::format("row {} tile {}: stage 1 picked id {} (key {:.9g}) over id {} (key {:.9g}), beyond the bound\n  {}",
+                           row, t, i, kb.key, best, bb.key, b.describe_row(row, {i, best}));
+    }
+  }
+  std::lock_guard lock(g_ratio_mutex);
+  g_worst_ratio = std::max(g_worst_ratio, worst);
+  return {};
+}
+
+std::string nan_isolation(const LawContext& c) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  Batch masked = c.batch;
+  for (float& x : masked.logits)
+    if (std::isnan(x)) x = -kInf;
+  const auto v = masked.decide(c.kernel.contract());
+  return first_bad_row(masked, v, r.run.tokens, "a NaN logit changed the outcome (it must act as a masked id)",
+                       [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
+                         bool has_nan = false;
+                         for (std::int64_t i = 0; i < c.batch.vocab && !has_nan; ++i) has_nan = std::isnan(c.batch.x(row, i));
+                         if (!has_nan || !valid(vr) || vr.row_class == RowClass::fully_masked) return false;
+                         return oracle::is_failure(oracle::judge(vr, t, c.batch.vocab));
+                       });
+}
+
+std::string sentinel_escapes_visibly(const LawContext& c) {
+  if (!c.kernel.has_partials()) return {};
+  // Pretend stage 1 found nothing anywhere: every partial is the "no
+  // candidate" sentinel. Stage 2 must pass it through, not clamp it.
+  const Ran r = launch(c.kernel, c.batch, c.config, [&](const kernels::Partials& p) {
+    const std::size_t n = std::size_t(c.batch.rows * p.tiles);
+    const std::vector<float> m(n, -kInf), key(n, std::numeric_limits<float>::quiet_NaN());
+    const std::vector<std::int32_t> idx(n, INT_MAX);
+    kernels::copy_to_device(p.m, m.data(), n * 4);
+    kernels::copy_to_device(p.key, key.data(), n * 4);
+    kernels::copy_to_device(p.idx, idx.data(), n * 4);
+  });
+  if (!r.error.empty()) return r.error;
+  for (std::int64_t row = 0; row < c.batch.rows; ++row) {
+    const auto t = r.run.tokens[std::size_t(row)];
+    if (t >= 0 && t < c.batch.vocab)
+      return fmt::format("row {}: with every partial set to the no-candidate sentinel (idx {}), stage 2 returned {}, "
+                         "an id in range: the escaped sentinel was hidden (a result clamp?)",
+                         row, INT_MAX, t);
+  }
+  return {};
+}
+
+std::string large_stride_rows(const LawContext& c) {
+  // The case's rows, stored 2^31 + 64 elements apart: row 2 starts past 2^32
+  // elements, where 32-bit offsets wrap. Only the rows' pages are touched.
+  const Batch& b = c.batch;
+  const std::int64_t stride = (std::int64_t(1) << 31) + 64, slack = 4096;
+  const std::size_t esize = oracle::size_of(b.dtype);
+  const std::size_t total = std::size_t((b.rows - 1) * stride + b.vocab + slack) * esize;
+  try {
+    kernels::DeviceArray<unsigned char> logits(total);
+    const auto* host = static_cast<const unsigned char*>(b.storage());
+    for (std::int64_t r = 0; r < b.rows; ++r)
+      kernels::copy_to_device(logits.get() + std::size_t(r * stride) * esize, host + std::size_t(r * b.logit_stride) * esize,
+                              std::size_t(b.vocab) * esize);
+    kernels::DeviceArray<float> noise(b.noise), temps(b.temperatures);
+    kernels::DeviceArray<std::int32_t> tokens(std::size_t(b.rows));
+    kernels::SampleArgs a;
+    a.logits = logits.get();
+    a.dtype = b.dtype;
+    a.rows = b.rows;
+    a.vocab = b.vocab;
+    a.logit_stride = stride;
+    a.noise = noise.get();
+    a.noise_stride = b.noise_stride;
+    a.temperatures = temps.get();
+    a.tokens = tokens.get();
+    a.eps = b.eps;
+    a.greedy_eps = b.greedy_eps;
+    kernels::RunOptions o;
+    o.config = c.config;
+    const kernels::Status s = c.kernel.run(a, o);
+    if (!s.ok) return c.kernel.name + " failed to run: " + s.message;
+    const auto t = tokens.download();
+    const auto v = b.decide(c.kernel.contract());
+    return first_bad_row(b, v, t, fmt::format("row stride {} (rows * stride > 2^32): wrong token", stride),
+                         [&](std::int64_t, const Verdict& vr, std::int32_t tok) {
+                           return oracle::is_failure(oracle::judge(vr, tok, b.vocab));
+                         });
+  } catch (const std::exception& e) {
+    return std::string("could not set up the large-stride batch: ") + e.what();
+  }
+}
+
+}  // namespace raceoracle::properties

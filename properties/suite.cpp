@@ -1,0 +1,233 @@
+#include "properties/suite.h"
+
+#include <fmt/format.h>
+#include <rapidcheck/detail/Configuration.h>
+#include <rapidcheck/detail/Property.h>
+#include <rapidcheck/detail/TestListener.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace raceoracle::properties {
+namespace {
+
+using fixtures::RowKind;
+namespace fs = std::filesystem;
+
+fixtures::gen::CaseOptions any_rows() { return {}; }
+fixtures::gen::CaseOptions rows_of(std::vector<RowKind> k, std::vector<int> temps = {}) {
+  fixtures::gen::CaseOptions o;
+  o.kinds = std::move(k);
+  o.temperatures = std::move(temps);
+  return o;
+}
+
+std::vector<Property> make_properties() {
+  using K = RowKind;
+  const std::vector<K> in_contract{K::realistic, K::greedy_ties, K::masked_tiles, K::scattered_inf, K::forced,
+                                   K::fully_masked, K::dominating_final, K::near_tie, K::exact_tie, K::noise_edges};
+  std::vector<Property> p;
+  p.push_back({"AgreesWithOracle", "every token is the oracle's or inside its ambiguity set", agrees_with_oracle,
+               rows_of(in_contract),
+               {"multi-tile row", "vocab tail", "whole -inf tile", "exact tie at the row max", "near-tie (gap < 1e-5)",
+                "T just above greedy_eps", "T below the 1e-5 clamp", "E = 0", "E = 2^-24", "bf16 logits",
+                "padded logit stride", "distinct noise stride", "final-tile winner over tile 0's max"}});
+  p.push_back({"GreedyIsExact", "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
+               greedy_is_exact, rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie}, {2, 7, 11, 2}),
+               {"greedy tie within a tile", "greedy tie across a tile boundary", "T == greedy_eps", "negative T"}});
+  p.push_back({"MaskedIdsNeverWin", "a -inf id never wins while any id is unmasked", masked_ids_never_win,
+               rows_of({K::masked_tiles, K::scattered_inf, K::forced}), {"whole -inf tile", "E = 0"}});
+  p.push_back({"ForcedRowGivesForcedId", "a row with one unmasked id gives it, for every T", forced_row_gives_forced_id,
+               rows_of({K::forced}), {"forced row", "forced id in the last tile"}});
+  p.push_back({"FullyMaskedRowIsZero", "an all -inf row gives id 0", fully_masked_row_is_zero,
+               rows_of({K::fully_masked, K::masked_tiles}), {"fully masked row"}});
+  p.push_back({"TokensInRange", "every token is in [0, V), out-of-contract rows included", tokens_in_range,
+               any_rows(), {"out-of-contract row", "vocab tail", "vocab 1"}});
+  p.push_back({"PartialsAreFinite", "stage 1 never writes a NaN key, a NaN max or an id outside its tile",
+               partials_are_finite, rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
+               {"whole -inf tile", "fully masked row"}, true});
+  p.push_back({"FusedMatchesBaseline", "fused and baseline agree on the same noise, modulo explained divergence",
+               fused_matches_baseline, rows_of(in_contract), {"multi-tile row", "near-tie (gap < 1e-5)"}, false, 2});
+  p.push_back({"Deterministic", "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
+               deterministic, rows_of(in_contract), {"multi-tile row"}, false, 4});
+  p.push_back({"KeyErrorWithinBound", "every stage-1 key lies inside its certified error interval",
+               key_error_within_bound, rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
+               {"multi-tile row", "bf16 logits"}, true});
+  p.push_back({"NanIsolation", "a NaN logit acts as a masked id: it changes nothing else", nan_isolation,
+               rows_of({K::nan_logits}), {"NaN logit"}});
+  p.push_back({"SentinelEscapesVisibly", "stage 2 passes an escaped sentinel through (no result clamp)",
+               sentinel_escapes_visibly, rows_of({K::realistic, K::fully_masked}), {"multi-tile row"}, true});
+  Property big{"LargeStrideRows", "rows stored more than 2^32 elements apart are read at the right offsets",
+               large_stride_rows, rows_of({K::realistic, K::dominating_final, K::greedy_ties})};
+  big.inputs.max_rows = 3;
+  big.inputs.production_vocab = false;
+  big.case_divisor = 10;
+  big.large_stride = true;
+  p.push_back(big);
+  return p;
+}
+
+/// RapidCheck calls back here for each case and shrink; nothing to print.
+class QuietListener : public rc::detail::TestListener {
+ public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+std::string property_id(const Property& p, const kernels::Kernel& k) { return p.name + "/" + k.name; }
+
+}  // namespace
+
+const std::vector<Property>& properties() {
+  static const std::vector<Property> p = make_properties();
+  return p;
+}
+
+const Property* find_property(const std::string& name) {
+  for (const Property& p : properties())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+const char* to_string(PropertyResult::Verdict v) {
+  switch (v) {
+    case PropertyResult::Verdict::passed: return "passed";
+    case PropertyResult::Verdict::failed: return "FAILED";
+    case PropertyResult::Verdict::gave_up: return "GAVE UP";
+    case PropertyResult::Verdict::error: return "ERROR";
+  }
+  return "?";
+}
+
+std::string PropertyResult::summary() const {
+  std::string s = fmt::format("{} after {} cases in {:.1f} s", to_string(verdict), cases, seconds);
+  if (!uncovered.empty()) s += fmt::format("; input classes never met: {}", fmt::join(uncovered, ", "));
+  return s;
+}
+
+std::string run_case(const Property& p, const kernels::Kernel& k, const fixtures::CaseSpec& spec) {
+  fixtures::Batch b = fixtures::materialize(spec);
+  const auto& configs = fixtures::fused_configs();
+  const kernels::FusedConfig cfg = configs[std::size_t(spec.config) % configs.size()];
+  return p.law(LawContext{k, b, cfg});
+}
+
+PropertyResult run_property(const Property& p, const kernels::Kernel& k, const RunSettings& s) {
+  const auto start = std::chrono::steady_clock::now();
+  PropertyResult out;
+  std::set<std::string> covered;
+  std::string last_failure, last_json;
+  const auto gen = fixtures::gen::batch(p.inputs);
+  int cases = 0;
+  auto testable = [&] {
+    const fixtures::CaseSpec spec = *gen;
+    fixtures::Batch b = fixtures::materialize(spec);
+    const auto& configs = fixtures::fused_configs();
+    const kernels::FusedConfig cfg = configs[std::size_t(spec.config) % configs.size()];
+    for (const std::string& tag : fixtures::coverage(b, cfg.block_v)) covered.insert(tag);
+    ++cases;
+    const std::string failure = p.law(LawContext{k, b, cfg});
+    if (!failure.empty()) {
+      last_failure = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name, fixtures::describe(spec), failure);
+      last_json = fixtures::to_json(spec);
+      RC_FAIL(failure);
+    }
+  };
+  rc::detail::TestParams params;
+  params.seed = s.seed;
+  params.maxSuccess = std::max(1, s.cases / p.case_divisor);
+  params.maxSize = 100;  // Debian's RapidCheck: sizes above 100 are undefined behaviour
+  rc::detail::TestMetadata meta{property_id(p, k), p.statement};
+  std::unordered_map<std::string, rc::detail::Reproduce> reproduce;
+  if (!s.reproduce.empty()) {
+    try {
+      reproduce = rc::detail::configFromString("reproduce=" + s.reproduce).reproduce;
+    } catch (const std::exception& e) {
+      out.verdict = PropertyResult::Verdict::error;
+      out.counterexample = std::string("bad reproduce string: ") + e.what();
+      return out;
+    }
+    if (!reproduce.count(meta.id)) {
+      out.verdict = PropertyResult::Verdict::error;
+      out.counterexample = "the reproduce string is for another property or kernel than " + meta.id;
+      return out;
+    }
+  }
+  QuietListener listener;
+  const rc::detail::TestResult result =
+      rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener, reproduce);
+  out.cases = cases;
+  rc::detail::FailureResult failure;
+  rc::detail::GaveUpResult gave_up;
+  rc::detail::Error error;
+  if (result.match(failure)) {
+    out.verdict = PropertyResult::Verdict::failed;
+    out.counterexample = last_failure.empty() ? failure.description : last_failure;
+    out.case_json = last_json;
+    rc::detail::Configuration cfg;
+    cfg.reproduce[meta.id] = failure.reproduce;
+    const std::string text = rc::detail::configToMinimalString(cfg);
+    const auto at = text.find("reproduce=");
+    out.reproduce = at == std::string::npos ? text : text.substr(at + 10);
+  } else if (result.match(gave_up)) {
+    out.verdict = PropertyResult::Verdict::gave_up;
+    out.counterexample = gave_up.description;
+  } else if (result.match(error)) {
+    out.verdict = PropertyResult::Verdict::error;
+    out.counterexample = error.description;
+  } else if (s.reproduce.empty()) {
+    for (const std::string& tag : p.must_cover)
+      if (!covered.count(tag)) out.uncovered.push_back(tag);
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+std::string replay_command(const Property& p, const kernels::Kernel& k, const PropertyResult& r) {
+  return fmt::format("raceoracle replay --property {} --kernel {} --reproduce '{}'", p.name, k.name, r.reproduce);
+}
+
+std::string default_corpus_dir() { return RACEORACLE_SOURCE_DIR "/properties/corpus"; }
+
+std::vector<CorpusEntry> load_corpus(const std::string& dir) {
+  std::vector<CorpusEntry> out;
+  if (!fs::is_directory(dir)) return out;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      const auto j = nlohmann::json::parse(text.str());
+      out.push_back({j.at("property").get<std::string>(), j.value("note", ""), fixtures::case_from_json(j.at("case").dump())});
+    } catch (const std::exception& e) {
+      throw std::runtime_error("corpus file " + f.string() + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+std::string save_to_corpus(const std::string& dir, const std::string& property, const std::string& note,
+                           const std::string& case_json) {
+  fs::create_directories(dir);
+  const std::size_t h = std::hash<std::string>{}(property + case_json);
+  const fs::path path = fs::path(dir) / fmt::format("{}-{:016x}.json", property, h);
+  nlohmann::json j;
+  j["property"] = property;
+  j["note"] = note;
+  j["case"] = nlohmann::json::parse(case_json);
+  std::ofstream(path) << j.dump(2) << "\n";
+  return path.string();
+}
+
+}  // namespace raceoracle::properties

@@ -1,0 +1,71 @@
+#pragma once
+/// The property suite: every law of SPEC §5 with the inputs it draws (SPEC
+/// §4), the input classes it must meet (coverage is a requirement), and a
+/// runner over RapidCheck with per-call seed, case count and replay.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fixtures/generators.h"
+#include "kernels/registry.h"
+#include "properties/laws.h"
+
+namespace raceoracle::properties {
+
+struct Property {
+  std::string name;  ///< PascalCase, as tests and reports name it
+  std::string statement;
+  Law law = nullptr;
+  fixtures::gen::CaseOptions inputs;
+  std::vector<std::string> must_cover;
+  bool fused_only = false;
+  int case_divisor = 1;  ///< expensive properties run cases / case_divisor
+  bool large_stride = false;  ///< draws 3 rows for large_stride_rows
+
+  bool applies_to(const kernels::Kernel& k) const { return !fused_only || k.has_partials(); }
+};
+
+const std::vector<Property>& properties();
+const Property* find_property(const std::string& name);
+
+struct RunSettings {
+  std::uint64_t seed = 20261130;  ///< the fixed CI seed
+  int cases = 100;
+  std::string reproduce;  ///< a RapidCheck reproduce string: replay that counterexample only
+};
+
+struct PropertyResult {
+  enum class Verdict { passed, failed, gave_up, error } verdict = Verdict::passed;
+  int cases = 0;
+  std::string counterexample;  ///< readable, shrunk
+  std::string case_json;       ///< the shrunk CaseSpec, for the regression corpus
+  std::string reproduce;       ///< RapidCheck reproduce string
+  std::vector<std::string> uncovered;
+  double seconds = 0;
+  bool ok() const { return verdict == Verdict::passed && uncovered.empty(); }
+  std::string summary() const;
+};
+const char* to_string(PropertyResult::Verdict v);
+
+PropertyResult run_property(const Property& p, const kernels::Kernel& k, const RunSettings& s);
+
+/// Runs one saved case through one law (the regression corpus).
+std::string run_case(const Property& p, const kernels::Kernel& k, const fixtures::CaseSpec& spec);
+
+/// The command that replays a failure.
+std::string replay_command(const Property& p, const kernels::Kernel& k, const PropertyResult& r);
+
+/// The regression corpus: failing cases found once, replayed first.
+struct CorpusEntry {
+  std::string property;
+  std::string note;
+  fixtures::CaseSpec spec;
+};
+/// Reads every *.json under `dir` (one entry per file); throws on a bad file.
+std::vector<CorpusEntry> load_corpus(const std::string& dir);
+/// Writes a new entry; returns its path.
+std::string save_to_corpus(const std::string& dir, const std::string& property, const std::string& note,
+                           const std::string& case_json);
+std::string default_corpus_dir();
+
+}  // namespace raceoracle::properties
