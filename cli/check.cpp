@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fixtures/case.h"
 
 #include "cli/commands.h"
 #include "kernels/device_memory.h"
@@ -87,6 +90,10 @@ int check(const CheckOptions& o) {
       std::printf("%-24s %-14s %-8s %7d %6.1fs\n", p.name.c_str(), k->name.c_str(),
                   ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
       if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
+      if (o.save_failures && !r.case_json.empty() && r.reproduce.size() > 0)
+        std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
+                    properties::save_to_corpus(properties::default_corpus_dir(), p.name,
+                                               "found by raceoracle check on " + k->name, r.case_json).c_str());
       if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
       std::fflush(stdout);
       report["properties"].push_back({{"property", p.name}, {"kernel", k->name}, {"result", ok ? "pass" : "fail"},
@@ -159,6 +166,15 @@ int mutants(const MutantsOptions& o) {
                     p.counterexample.c_str(), p.replay.c_str());
         break;  // the first killer's counterexample; the report JSON has the rest
       }
+  if (o.save_corpus)
+    for (const auto& r : reports)
+      for (const auto& p : r.pairs)
+        if (p.kind == mutants::PairOutcome::Kind::killed && !p.case_json.empty()) {
+          std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p.property,
+                                                                "shrunk counterexample that killed " + r.mutant->name,
+                                                                p.case_json).c_str());
+          break;
+        }
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
   int bad = 0;
@@ -183,7 +199,22 @@ int replay(const ReplayOptions& o) {
   if (!p) throw std::invalid_argument("unknown property '" + o.property + "'");
   const kernels::Kernel* k = kernels::find_kernel(o.kernel);
   if (!k) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
-  const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce});
+  if (!o.case_json.empty()) {
+    std::string text = o.case_json;
+    if (std::ifstream f(text); text.front() != '{' && f) {
+      std::stringstream ss;
+      ss << f.rdbuf();
+      text = ss.str();
+    }
+    const auto spec = fixtures::case_from_json(text);
+    const std::string failure = properties::run_case(*p, *k, spec);
+    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name.c_str(), fixtures::describe(spec).c_str(),
+                failure.empty() ? "holds" : "FAILS");
+    if (!failure.empty()) std::printf("  %s\n", failure.c_str());
+    return failure.empty() ? 0 : 1;
+  }
+  if (o.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
+  const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce, ""});
   std::printf("%s on %s: %s\n", p->name.c_str(), k->name.c_str(), r.summary().c_str());
   if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
   return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;

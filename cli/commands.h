@@ -16,6 +16,7 @@ struct CheckOptions {
   double mutant_timeout_s = 120;
   AgreementSettings agreement;
   std::string json;  ///< write the machine-readable report here
+  bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
 };
 int check(const CheckOptions& o);
 
@@ -26,11 +27,13 @@ struct MutantsOptions {
   double timeout_s = 120;
   std::vector<std::string> expect_killed_by;  ///< each must be among the killers
   std::string report_json, matrix_md;
+  bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
 };
 int mutants(const MutantsOptions& o);
 
 struct ReplayOptions {
   std::string property, kernel, reproduce;
+  std::string case_json;  ///< a CaseSpec (JSON text or a file holding it) instead of a reproduce string
   std::uint64_t seed = 20261130;
   int cases = 100;
 };

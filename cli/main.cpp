@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   std::string dtype = "bf16";
   c->add_option("--dtype", dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   c->add_option("--json", check.json, "write the machine-readable report to this file");
+  c->add_flag("!--no-save-failures", check.save_failures, "do not save counterexamples to properties/corpus");
 
   cli::MutantsOptions mut;
   auto* m = app.add_subcommand("mutants", "run every property against every mutant; report kills");
@@ -36,12 +37,14 @@ int main(int argc, char** argv) {
   m->add_option("--expect-killed-by", mut.expect_killed_by, "properties that must be among the killers");
   m->add_option("--report", mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
   m->add_option("--matrix", mut.matrix_md, "write the kill matrix (Markdown)");
+  m->add_flag("--save-corpus", mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
 
   cli::ReplayOptions rep;
   auto* r = app.add_subcommand("replay", "replay a property failure from its reproduce string");
   r->add_option("--property", rep.property, "property name")->required();
   r->add_option("--kernel", rep.kernel, "kernel or mutant name")->required();
-  r->add_option("--reproduce", rep.reproduce, "the reproduce string a failure printed")->required();
+  r->add_option("--reproduce", rep.reproduce, "the reproduce string a failure printed");
+  r->add_option("--case", rep.case_json, "a saved case: JSON text or a corpus file");
   r->add_option("--seed", rep.seed, "seed of the failing run");
   r->add_option("--cases", rep.cases, "cases of the failing run");
 

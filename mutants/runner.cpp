@@ -27,6 +27,7 @@ PairOutcome from_result(const properties::Property& p, const kernels::Kernel& m,
     o.kind = Kind::killed;
     o.counterexample = r.counterexample;
     o.replay = properties::replay_command(p, m, r);
+    o.case_json = r.case_json;
   } else if (r.verdict == properties::PropertyResult::Verdict::error) {
     o.kind = Kind::crashed;  // the harness could not run the property: not a kill
     o.detail = r.counterexample;
@@ -47,7 +48,8 @@ PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m
     close(fds[0]);
     const PairOutcome o = from_result(p, m, properties::run_property(p, m, s.run));
     const std::string text = nlohmann::json{{"kind", int(o.kind)}, {"counterexample", o.counterexample},
-                                            {"replay", o.replay}, {"detail", o.detail}}
+                                            {"replay", o.replay}, {"detail", o.detail},
+                                            {"case", o.case_json}}
                                  .dump();
     for (std::size_t off = 0; off < text.size();) {
       const ssize_t n = write(fds[1], text.data() + off, text.size() - off);
@@ -94,6 +96,7 @@ PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m
       o.counterexample = j.at("counterexample").get<std::string>();
       o.replay = j.at("replay").get<std::string>();
       o.detail = j.at("detail").get<std::string>();
+      o.case_json = j.at("case").get<std::string>();
     } catch (const std::exception& e) {
       o.kind = Kind::crashed;
       o.detail = fmt::format("exit status {} with no readable verdict", WEXITSTATUS(status));

@@ -16,6 +16,7 @@ struct PairOutcome {
   std::string property;
   std::string counterexample;  ///< killed: the shrunk counterexample
   std::string replay;          ///< killed: the command that replays it
+  std::string case_json;       ///< killed: the shrunk CaseSpec
   std::string detail;          ///< crashed: the signal; timed out: the limit
   double seconds = 0;
 };

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -119,9 +120,37 @@ std::string run_case(const Property& p, const kernels::Kernel& k, const fixtures
   return p.law(LawContext{k, b, cfg});
 }
 
+namespace {
+/// The corpus of one directory, read once per process.
+const std::vector<CorpusEntry>& cached_corpus(const std::string& dir) {
+  static std::mutex m;
+  static std::map<std::string, std::vector<CorpusEntry>> cache;
+  std::lock_guard lock(m);
+  auto it = cache.find(dir);
+  if (it == cache.end()) it = cache.emplace(dir, load_corpus(dir)).first;
+  return it->second;
+}
+}  // namespace
+
 PropertyResult run_property(const Property& p, const kernels::Kernel& k, const RunSettings& s) {
   const auto start = std::chrono::steady_clock::now();
   PropertyResult out;
+  // Failing cases found once are replayed first (SPEC: regression corpus).
+  if (!s.corpus_dir.empty() && s.reproduce.empty()) {
+    for (const CorpusEntry& e : cached_corpus(s.corpus_dir)) {
+      if (e.property != p.name) continue;
+      ++out.cases;
+      const std::string failure = run_case(p, k, e.spec);
+      if (!failure.empty()) {
+        out.verdict = PropertyResult::Verdict::failed;
+        out.counterexample = fmt::format("{} on {} (saved corpus case: {})\n  case: {}\n  {}", p.name, k.name, e.note,
+                                         fixtures::describe(e.spec), failure);
+        out.case_json = fixtures::to_json(e.spec);
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return out;
+      }
+    }
+  }
   std::set<std::string> covered;
   std::string last_failure, last_json;
   const auto gen = fixtures::gen::batch(p.inputs);
@@ -163,7 +192,7 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
   QuietListener listener;
   const rc::detail::TestResult result =
       rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener, reproduce);
-  out.cases = cases;
+  out.cases += cases;
   rc::detail::FailureResult failure;
   rc::detail::GaveUpResult gave_up;
   rc::detail::Error error;
@@ -191,6 +220,8 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
 }
 
 std::string replay_command(const Property& p, const kernels::Kernel& k, const PropertyResult& r) {
+  if (r.reproduce.empty() && !r.case_json.empty())
+    return fmt::format("raceoracle replay --property {} --kernel {} --case '{}'", p.name, k.name, r.case_json);
   return fmt::format("raceoracle replay --property {} --kernel {} --reproduce '{}'", p.name, k.name, r.reproduce);
 }
 

@@ -28,10 +28,14 @@ struct Property {
 const std::vector<Property>& properties();
 const Property* find_property(const std::string& name);
 
+std::string default_corpus_dir();
+
 struct RunSettings {
   std::uint64_t seed = 20261130;  ///< the fixed CI seed
   int cases = 100;
   std::string reproduce;  ///< a RapidCheck reproduce string: replay that counterexample only
+  /// Saved counterexamples replayed before the random search; empty: none.
+  std::string corpus_dir = default_corpus_dir();
 };
 
 struct PropertyResult {
@@ -66,6 +70,5 @@ std::vector<CorpusEntry> load_corpus(const std::string& dir);
 /// Writes a new entry; returns its path.
 std::string save_to_corpus(const std::string& dir, const std::string& property, const std::string& note,
                            const std::string& case_json);
-std::string default_corpus_dir();
 
 }  // namespace raceoracle::properties
