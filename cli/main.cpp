@@ -5,6 +5,8 @@
 #include <exception>
 
 #include "cli/commands.h"
+#include "cli/divergence.h"
+#include "cli/verify.h"
 
 namespace cli = raceoracle::cli;
 
@@ -48,16 +50,37 @@ int main(int argc, char** argv) {
   r->add_option("--seed", rep.seed, "seed of the failing run");
   r->add_option("--cases", rep.cases, "cases of the failing run");
 
+  cli::DivergenceOptions div;
+  auto* d = app.add_subcommand("divergence", "fp32 key error and its certified bound per temperature and scaling order");
+  d->add_option("--temperatures", div.temperatures, "temperatures (default 0.01 0.1 0.3 0.7 1 2)")
+      ->check(CLI::PositiveNumber);
+  d->add_option("--rows", div.rows, "rows per batch")->check(CLI::Range(1, 65535));
+  d->add_option("--vocab", div.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
+  d->add_option("--batches", div.batches, "batches per temperature")->check(CLI::Range(1, 100000));
+  d->add_option("--seed", div.seed, "random seed");
+  d->add_option("--out", div.out_dir, "directory for divergence.csv, .json and .svg");
+  std::string div_dtype = "bf16";
+  d->add_option("--dtype", div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
+
+  cli::VerifyOptions ver;
+  auto* v = app.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
+  v->add_option("file", ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
+  v->add_option("--json", ver.json, "write the machine-readable report to this file");
+  v->add_option("--show", ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
+
   auto* l = app.add_subcommand("list", "list kernels, mutants and properties");
 
   CLI11_PARSE(app, argc, argv);
   check.agreement.dtype = dtype == "f32" ? raceoracle::oracle::Dtype::f32 : raceoracle::oracle::Dtype::bf16;
   check.agreement.seed = check.seed;
+  div.dtype = div_dtype == "f32" ? raceoracle::oracle::Dtype::f32 : raceoracle::oracle::Dtype::bf16;
   try {
     if (*c) return cli::check(check);
     if (*m) return cli::mutants(mut);
     if (*r) return cli::replay(rep);
     if (*l) return cli::list();
+    if (*d) return cli::divergence(div);
+    if (*v) return cli::verify(ver);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "raceoracle: error: %s\n", e.what());
     return 2;

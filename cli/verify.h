@@ -1,0 +1,38 @@
+#pragma once
+/// `raceoracle verify FILE`: tokens any sampler produced, checked offline
+/// against the oracle. The file is safetensors with tensors `logits` [rows, V]
+/// (BF16, F16 or F32), `noise` [rows, V] or [1, V] (F32), `temperatures`
+/// [rows] (F32) and `tokens` [rows] (I32 or I64); optional string metadata
+/// `eps`, `greedy_eps` (default 1e-10), `scaling_order` (post|pre, default
+/// post), `exp_ulp` and `div_ulp` (default 2 and 2: covers CUDA expf and
+/// __fdividef, HIP's OCML and glibc).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oracle/oracle.h"
+
+namespace raceoracle::cli {
+
+struct VerifyReport {
+  std::int64_t rows = 0, vocab = 0;
+  std::string logits_dtype;
+  oracle::NumericsContract contract;
+  oracle::RaceConstants constants;
+  std::int64_t identical = 0, explained = 0, out_of_contract = 0, unexplained = 0, out_of_range = 0;
+  std::int64_t invalid_noise = 0;  ///< negative, NaN or infinite draws
+  std::int64_t zero_noise = 0;     ///< legal, reported
+  std::vector<std::string> failures;  ///< readable, the first few
+  bool ok() const { return unexplained == 0 && out_of_range == 0 && invalid_noise == 0; }
+};
+
+/// Throws SafetensorsError / std::invalid_argument with a clear message on a bad file.
+VerifyReport verify_file(const std::string& path, int max_failures = 10);
+
+struct VerifyOptions {
+  std::string file, json;
+  int show = 10;
+};
+int verify(const VerifyOptions& o);
+
+}  // namespace raceoracle::cli

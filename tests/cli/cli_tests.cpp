@@ -1,0 +1,199 @@
+// The subcommands on small shapes (cpu backend): safetensors reading and
+// writing, `verify` on files the project writes itself (good and bad), and
+// `divergence` on a small vocab.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "cli/divergence.h"
+#include "cli/safetensors.h"
+#include "cli/verify.h"
+#include "fixtures/batch.h"
+#include "kernels/registry.h"
+
+namespace raceoracle::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class T>
+Tensor tensor(const std::string& dtype, std::vector<std::int64_t> shape, const std::vector<T>& v) {
+  Tensor t{dtype, std::move(shape), {}};
+  t.bytes.resize(v.size() * sizeof(T));
+  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  return t;
+}
+
+class VerifyFiles : public ::testing::Test {
+ protected:
+  fs::path dir = fs::temp_directory_path() / ("raceoracle_cli_" + std::to_string(::getpid()));
+  void SetUp() override { fs::create_directories(dir); }
+  void TearDown() override { fs::remove_all(dir); }
+
+  /// rows x V realistic inputs with the fused kernel's own tokens.
+  Safetensors sampled(std::int64_t rows, std::int64_t V, bool shared_noise = false) {
+    fixtures::Batch b = fixtures::Batch::make(rows, V, oracle::Dtype::bf16);
+    std::mt19937_64 rng(5);
+    std::normal_distribution<float> g(0, 2);
+    std::exponential_distribution<float> ex(1);
+    for (auto& x : b.logits) x = g(rng);
+    for (auto& e : b.noise) e = ex(rng);
+    if (shared_noise) {
+      b.noise_stride = 0;
+      b.noise.resize(std::size_t(V));
+    }
+    for (std::int64_t r = 0; r < rows; ++r) b.temperatures[std::size_t(r)] = r % 3 == 0 ? 0.0f : 0.8f;
+    b.round_logits();
+    const auto run = fixtures::run_kernel(*kernels::find_kernel("fused-post"), b);
+    EXPECT_TRUE(run.status.ok) << run.status.message;
+    Safetensors s;
+    s.tensors["logits"] = tensor("BF16", {rows, V}, b.bf16_logits());
+    s.tensors["noise"] = tensor("F32", {shared_noise ? 1 : rows, V}, b.noise);
+    s.tensors["temperatures"] = tensor("F32", {rows}, b.temperatures);
+    s.tensors["tokens"] = tensor("I32", {rows}, run.tokens);
+    s.metadata["scaling_order"] = "post";
+    return s;
+  }
+  std::string write(const Safetensors& s, const std::string& name) {
+    const std::string p = (dir / name).string();
+    write_safetensors(p, s);
+    return p;
+  }
+  void expect_error(const std::string& path, const std::string& needle) {
+    try {
+      verify_file(path);
+      ADD_FAILURE() << "no error for " << path;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+};
+
+TEST_F(VerifyFiles, ReadsBackWhatItWrites) {
+  Safetensors s;
+  s.tensors["a"] = tensor<std::uint16_t>("BF16", {2}, {0x3F80, 0xC040});    // 1, -3
+  s.tensors["b"] = tensor<std::uint16_t>("F16", {3}, {0x3E00, 0x0001, 0xFC00});  // 1.5, 2^-24, -inf
+  s.tensors["c"] = tensor<std::int64_t>("I64", {1}, {std::int64_t(1) << 40});
+  s.metadata["eps"] = "1e-10";
+  const auto r = read_safetensors(write(s, "rt.safetensors"));
+  EXPECT_EQ(r.metadata.at("eps"), "1e-10");
+  EXPECT_EQ(r.tensors.at("a").as_f32(), (std::vector<float>{1.0f, -3.0f}));
+  const auto b = r.tensors.at("b").as_f32();
+  EXPECT_EQ(b[0], 1.5f);
+  EXPECT_EQ(b[1], 0x1p-24f);
+  EXPECT_EQ(b[2], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(r.tensors.at("c").as_i64()[0], std::int64_t(1) << 40);
+}
+
+TEST_F(VerifyFiles, AKernelsOwnTokensPass) {
+  const auto r = verify_file(write(sampled(12, 3000), "good.safetensors"));
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.identical + r.explained, 12);
+  EXPECT_EQ(r.unexplained + r.out_of_range + r.invalid_noise, 0);
+}
+
+TEST_F(VerifyFiles, SharedNoiseRow) {
+  EXPECT_TRUE(verify_file(write(sampled(4, 500, true), "shared.safetensors")).ok());
+}
+
+TEST_F(VerifyFiles, WrongTokensOutOfRangeAndBadNoiseFail) {
+  Safetensors s = sampled(6, 1000);
+  auto tokens = s.tensors["tokens"].as_i64();
+  std::vector<std::int32_t> t(tokens.begin(), tokens.end());
+  t[1] = (t[1] + 1) % 1000;  // another id: unexplained (keys are almost never that close)
+  t[2] = 1000;               // out of range
+  s.tensors["tokens"] = tensor("I32", {6}, t);
+  auto noise = s.tensors["noise"].as_f32();
+  noise[5] = -1.0f;
+  noise[7] = 0.0f;
+  s.tensors["noise"] = tensor("F32", {6, 1000}, noise);
+  const auto r = verify_file(write(s, "bad_tokens.safetensors"));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.unexplained, 1);
+  EXPECT_EQ(r.out_of_range, 1);
+  EXPECT_EQ(r.invalid_noise, 1);
+  EXPECT_EQ(r.zero_noise, 1);
+  EXPECT_EQ(r.failures.size(), 2u);
+}
+
+TEST_F(VerifyFiles, BadFilesAreClearErrors) {
+  const Safetensors good = sampled(2, 100);
+  const std::string path = write(good, "base.safetensors");
+  const auto size = fs::file_size(path);
+
+  fs::copy_file(path, dir / "truncated.safetensors");
+  fs::resize_file(dir / "truncated.safetensors", size - 40);
+  expect_error((dir / "truncated.safetensors").string(), "truncated");
+
+  {  // a header length larger than the file
+    std::fstream f(dir / "hdr.safetensors", std::ios::out | std::ios::binary);
+    const std::uint64_t n = 1 << 20;
+    f.write(reinterpret_cast<const char*>(&n), 8);
+    f << "{}";
+  }
+  expect_error((dir / "hdr.safetensors").string(), "larger than the file");
+  {
+    std::ofstream(dir / "tiny.safetensors") << "abc";
+  }
+  expect_error((dir / "tiny.safetensors").string(), "too short");
+  {
+    std::fstream f(dir / "json.safetensors", std::ios::out | std::ios::binary);
+    const std::uint64_t n = 5;
+    f.write(reinterpret_cast<const char*>(&n), 8);
+    f << "{nope";
+  }
+  expect_error((dir / "json.safetensors").string(), "not valid JSON");
+
+  Safetensors s = good;
+  s.tensors.erase("noise");
+  expect_error(write(s, "missing.safetensors"), "missing tensor 'noise'");
+
+  s = good;
+  s.tensors["temperatures"].dtype = "I32";
+  expect_error(write(s, "dtype.safetensors"), "temperatures dtype must be F32");
+
+  s = good;
+  s.tensors["tokens"] = tensor<std::int32_t>("I32", {3}, {0, 0, 0});
+  expect_error(write(s, "shape.safetensors"), "tokens must be [2]");
+
+  s = good;
+  s.tensors["noise"].shape = {2, 50, 2};
+  expect_error(write(s, "noise_shape.safetensors"), "noise must be [2, 100] or [1, 100]");
+
+  s = good;
+  s.metadata["scaling_order"] = "sideways";
+  expect_error(write(s, "order.safetensors"), "scaling_order must be");
+  s = good;
+  s.metadata["eps"] = "tiny";
+  expect_error(write(s, "eps.safetensors"), "not a decimal number");
+}
+
+TEST(Divergence, SmallRunStaysInsideItsBound) {
+  DivergenceOptions o;
+  o.temperatures = {0.05f, 0.7f};
+  o.rows = 3;
+  o.vocab = 3000;
+  o.dtype = oracle::Dtype::f32;
+  const auto rows = run_divergence(o);
+  ASSERT_EQ(rows.size(), 4u);  // two temperatures x two orders
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.rows, 3);
+    EXPECT_LE(r.worst_ratio, 1.0) << r.order << " T=" << r.temperature;
+    EXPECT_LE(r.kernel_stage1_ratio, 1.0);
+    EXPECT_EQ(r.unexplained + r.base_unexplained, 0);
+    EXPECT_GT(r.max_bound, 0.0);
+  }
+  // First principles: the winner sits at the row max, where post-scale's
+  // argument (x - M) / t is exactly 0 but pre-scale's x/t - M/t carries
+  // ~2u |M| / t: at T = 0.05 pre-scale's winner bound is far wider.
+  EXPECT_GT(rows[1].median_full_bound, 10 * rows[0].median_full_bound);
+}
+
+}  // namespace
+}  // namespace raceoracle::cli
