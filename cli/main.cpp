@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "cli/bench.h"
 #include "cli/commands.h"
 #include "cli/divergence.h"
 #include "cli/verify.h"
@@ -68,6 +69,17 @@ int main(int argc, char** argv) {
   v->add_option("--json", ver.json, "write the machine-readable report to this file");
   v->add_option("--show", ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
 
+  cli::BenchOptions bo;
+  auto* bn = app.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
+  bn->add_option("--rows", bo.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
+  bn->add_option("--vocab", bo.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
+  bn->add_option("--dtypes", bo.dtypes, "logit dtypes")->check(CLI::IsMember({"bf16", "f32"}));
+  bn->add_option("--kernels", bo.kernels, "kernels to time");
+  bn->add_option("--samples", bo.samples, "timed samples per cell")->check(CLI::Range(1, 100000));
+  bn->add_option("--launches", bo.per_sample, "launches per sample")->check(CLI::Range(1, 100000));
+  bn->add_option("--block-v", bo.block_v, "fused tile size")->check(CLI::IsMember({1024, 2048, 4096}));
+  bn->add_option("--json", bo.json, "write the results as JSON");
+
   auto* l = app.add_subcommand("list", "list kernels, mutants and properties");
 
   CLI11_PARSE(app, argc, argv);
@@ -80,6 +92,7 @@ int main(int argc, char** argv) {
     if (*r) return cli::replay(rep);
     if (*l) return cli::list();
     if (*d) return cli::divergence(div);
+    if (*bn) return cli::bench(bo);
     if (*v) return cli::verify(ver);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "raceoracle: error: %s\n", e.what());

@@ -2,6 +2,7 @@
 /// Device memory and device facts for plain C++ callers (tests, properties,
 /// the CLI), implemented per backend in device_memory.hip.
 #include <cstddef>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,15 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
 void device_fill(void* dst, int byte, std::size_t bytes);
 void device_synchronize();
+
+/// Device time in ms of `n` back-to-back calls of `launch(i)`, i = 0..n-1,
+/// between two events on the default stream (the host queues ahead, so the
+/// figure is GPU time, not host launch overhead, once a launch outlasts it).
+double time_launches(const std::function<void(int)>& launch, int n);
+void launch_empty_kernel();
+/// Device-to-device copy on the default stream, not waited for.
+void device_copy_async(void* dst, const void* src, std::size_t bytes);
+std::size_t device_l2_bytes();  ///< 0 when unknown (the cpu backend)
 
 /// Owning device array of trivially copyable T.
 template <class T>

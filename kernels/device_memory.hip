@@ -66,4 +66,45 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes) {
 void device_fill(void* dst, int byte, std::size_t bytes) { check(hipMemset(dst, byte, bytes), "hipMemset"); }
 void device_synchronize() { check(hipDeviceSynchronize(), "hipDeviceSynchronize"); }
 
+namespace {
+__global__ void empty_kernel() {}
+}  // namespace
+
+void launch_empty_kernel() {
+  hipLaunchKernelGGL(empty_kernel, dim3(1), dim3(32), 0, nullptr);
+  check(hipGetLastError(), "empty kernel launch");
+}
+
+void device_copy_async(void* dst, const void* src, std::size_t bytes) {
+  check(hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, nullptr), "hipMemcpyAsync device to device");
+}
+
+double time_launches(const std::function<void(int)>& launch, int n) {
+  hipEvent_t start, stop;
+  check(hipEventCreate(&start), "hipEventCreate");
+  check(hipEventCreate(&stop), "hipEventCreate");
+  check(hipEventRecord(start, nullptr), "hipEventRecord");
+  for (int i = 0; i < n; ++i) launch(i);
+  check(hipEventRecord(stop, nullptr), "hipEventRecord");
+  check(hipEventSynchronize(stop), "hipEventSynchronize");
+  float ms = 0;
+  check(hipEventElapsedTime(&ms, start, stop), "hipEventElapsedTime");
+  (void)hipEventDestroy(start);
+  (void)hipEventDestroy(stop);
+  return ms;
+}
+
+std::size_t device_l2_bytes() {
+#if defined(RACEORACLE_BACKEND_CPU)
+  return 0;
+#elif defined(__CUDACC__)
+  int l2 = 0;
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+  return std::size_t(l2);
+#else
+  hipDeviceProp_t p{};
+  return hipGetDeviceProperties(&p, 0) == hipSuccess ? std::size_t(p.l2CacheSize) : 0;
+#endif
+}
+
 }  // namespace raceoracle::kernels

@@ -11,9 +11,16 @@ struct Stage1Args {
   Partials p;
 };
 
-/// The tile is loaded once into registers (ITEMS per thread, coalesced), its
-/// max reduced, then greedy rows take the lowest id of that max and sampling
-/// rows race; greedy rows never read noise.
+/// The tile is loaded once into registers, ITEMS per thread, its max
+/// reduced, then greedy rows take the lowest id of that max and sampling rows
+/// race. Sampling rows load their noise in the same phase as the logits, so
+/// both streams are in flight together; greedy rows never read noise.
+///
+/// Loads: a full tile whose rows start 16-byte aligned is read as 16-byte
+/// vectors, each thread owning ITEMS consecutive ids; otherwise (the tail
+/// tile, odd strides) each thread reads ids tid, tid + THREADS, ... The
+/// reduction is a total order with lowest-id ties, so both layouts give the
+/// same partials bit for bit.
 template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
@@ -25,37 +32,48 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   const std::int64_t start = std::int64_t(tile) * BLOCK_V;
   const int n = D == Defect::tail_unmasked ? BLOCK_V : int(a.vocab - start < BLOCK_V ? a.vocab - start : BLOCK_V);
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride) + start;
-
-  float v[ITEMS];
-  float m = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const int i = j * THREADS + int(threadIdx.x);
-    v[j] = i < n ? load_logit(x + i) : -INFINITY;
-    m = MaxOf<D>{}(m, v[j]);
-  }
-  m = block_reduce<D>(m, MaxOf<D>{}, smem_max);
-
   const float T = a.temperatures[row];
   const bool greedy = is_greedy<D>(T, a.greedy_eps);
+  const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
+  const float* e = row_start<D>(a.noise, row, noise_stride) + start;
+
+  float v[ITEMS], ev[ITEMS];
+  int first, step;  // id of item j: start + first + j * step
+  // Vector loads need whole 16-byte vectors per thread: 8 bf16 / 4 fp32 ids.
+  constexpr bool VECTORIZABLE = ITEMS % (16 / sizeof(Logit)) == 0 && ITEMS % 4 == 0;
+  bool vector = false;
+  if constexpr (VECTORIZABLE) {
+    vector = n == BLOCK_V && aligned16(x) && (greedy || aligned16(e));
+    if (vector) {
+      first = int(threadIdx.x) * ITEMS, step = 1;
+      load_vector<ITEMS>(x + first, v);
+      if (!greedy) load_vector<ITEMS>(e + first, ev);
+    }
+  }
+  if (!vector) {
+    first = int(threadIdx.x), step = THREADS;
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = first + j * step;
+      v[j] = i < n ? load_logit(x + i) : -INFINITY;
+      ev[j] = i < n && !greedy ? e[i] : 1.0f;
+    }
+  }
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) m = MaxOf<D>{}(m, v[j]);
+  m = block_reduce<D>(m, MaxOf<D>{}, smem_max);
+
   const float inv_t = inverse_temperature(T);
+  const float m_safe = guard_max<D>(m);
   Best best = no_candidate();
-  if (greedy) {
 #pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int i = j * THREADS + int(threadIdx.x);
-      const float g = D == Defect::greedy_scaled ? v[j] * inv_t : v[j];
-      if (i < n) best = BetterOf<D>{}(best, Best{g, int(start + i)});
-    }
-  } else {
-    const float m_safe = guard_max<D>(m);
-    const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
-    const float* e = row_start<D>(a.noise, row, noise_stride) + start;
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int i = j * THREADS + int(threadIdx.x);
-      if (i < n) best = BetterOf<D>{}(best, Best{race_key<ORDER, D>(v[j], m_safe, inv_t, e[i], a.eps), int(start + i)});
-    }
+  for (int j = 0; j < ITEMS; ++j) {
+    const int i = first + j * step;
+    if (i >= n) continue;
+    const float key = greedy ? (D == Defect::greedy_scaled ? v[j] * inv_t : v[j])
+                             : race_key<ORDER, D>(v[j], m_safe, inv_t, ev[j], a.eps);
+    best = BetterOf<D>{}(best, Best{key, int(start + i)});
   }
   best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
   if (threadIdx.x == 0) {

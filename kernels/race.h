@@ -67,6 +67,38 @@ __device__ T block_reduce(T v, Op op, T* smem) {
   return r;
 }
 
+/// 16 bytes loaded as one vector instruction (the pointer must be 16-aligned).
+struct alignas(16) Bytes16 {
+  unsigned w[4];
+};
+
+/// `N` consecutive logits (bf16 or fp32) or noise values from a 16-byte
+/// aligned address, as fp32, in 16-byte loads.
+template <int N>
+__device__ __forceinline__ void load_vector(const std::uint16_t* p, float (&out)[N]) {
+  static_assert(N % 8 == 0, "bf16 vectors hold 8 values");
+#pragma unroll
+  for (int v = 0; v < N / 8; ++v) {
+    const Bytes16 b = reinterpret_cast<const Bytes16*>(p)[v];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      out[8 * v + 2 * k] = __uint_as_float(b.w[k] << 16);
+      out[8 * v + 2 * k + 1] = __uint_as_float(b.w[k] & 0xFFFF0000u);
+    }
+  }
+}
+template <int N>
+__device__ __forceinline__ void load_vector(const float* p, float (&out)[N]) {
+  static_assert(N % 4 == 0, "fp32 vectors hold 4 values");
+#pragma unroll
+  for (int v = 0; v < N / 4; ++v) {
+    const Bytes16 b = reinterpret_cast<const Bytes16*>(p)[v];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) out[4 * v + k] = __uint_as_float(b.w[k]);
+  }
+}
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
 /// The logit as fp32 (bf16 is the upper half of an fp32: exact).
 __device__ __forceinline__ float load_logit(const float* p) { return *p; }
 __device__ __forceinline__ float load_logit(const std::uint16_t* p) { return __uint_as_float(unsigned(*p) << 16); }

@@ -42,15 +42,15 @@ Status run_fused(const Kernel& k, const SampleArgs& a, const RunOptions& o) {
     copy_to_host(o.partials->key.data(), p.key, n * 4);
     copy_to_host(o.partials->idx.data(), p.idx, n * 4);
   }
-  device_synchronize();
+  if (o.synchronize) device_synchronize();
   return {};
 }
 
-Status run_baseline(const Kernel& k, const SampleArgs& a) {
+Status run_baseline(const Kernel& k, const SampleArgs& a, bool synchronize) {
   if (std::string e = check_args(a); !e.empty()) return Status::error(e);
   void* scratch = at_least(t_ws.scratch, baseline_scratch_bytes(a.rows, a.vocab));
   Status s = sample_baseline(a, k.defect, scratch);
-  if (s.ok) device_synchronize();
+  if (s.ok && synchronize) device_synchronize();
   return s;
 }
 
@@ -75,7 +75,7 @@ oracle::NumericsContract Kernel::contract() const {
 
 Status Kernel::run(const SampleArgs& a, const RunOptions& o) const {
   try {
-    return family == Family::fused ? run_fused(*this, a, o) : run_baseline(*this, a);
+    return family == Family::fused ? run_fused(*this, a, o) : run_baseline(*this, a, o.synchronize);
   } catch (const std::exception& e) {
     return Status::error(name + ": " + e.what());
   }

@@ -26,6 +26,8 @@ struct RunOptions {
   HostPartials* partials = nullptr;
   /// Fused only: called between the two stages with the device partials.
   std::function<void(const Partials&)> between_stages;
+  /// Wait for the kernel before returning (benchmarks queue launches instead).
+  bool synchronize = true;
 };
 
 struct Kernel {

@@ -94,7 +94,7 @@ T shfl(T v, int src_lane) {
 #define gridDim (::hipcpu::detail::grid_dim())
 #define warpSize (::hipcpu::detail::warp_size())
 #define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
-  ::hipcpu::launch(kernel, dim3(grid), dim3(block), shmem, stream, __VA_ARGS__)
+  ::hipcpu::launch(kernel, dim3(grid), dim3(block), shmem, stream __VA_OPT__(, ) __VA_ARGS__)
 
 inline void __syncthreads() { ::hipcpu::detail::syncthreads(); }
 
