@@ -66,14 +66,17 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
 
   const float inv_t = inverse_temperature(T);
   const float m_safe = guard_max<D>(m);
+  // Items are visited in increasing id order: item 0 seeds the thread's best
+  // (a thread past the tile's end keeps the sentinel), the rest fold in.
   Best best = no_candidate();
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const int i = first + j * step;
-    if (i >= n) continue;
+    if (i >= n) break;
     const float key = greedy ? (D == Defect::greedy_scaled ? v[j] * inv_t : v[j])
                              : race_key<ORDER, D>(v[j], m_safe, inv_t, ev[j], a.eps);
-    best = BetterOf<D>{}(best, Best{key, int(start + i)});
+    if (j == 0) best = Best{key, int(start + i)};
+    else fold_next<D>(best, key, int(start + i));
   }
   best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
   if (threadIdx.x == 0) {

@@ -37,13 +37,25 @@ struct BetterOf {
   __device__ __forceinline__ Best operator()(const Best& a, const Best& b) const { return beats<D>(b, a) ? b : a; }
 };
 
+/// Folds one more candidate into a thread's running best, for candidates
+/// visited in increasing id order: equivalent to BetterOf under that order
+/// (a tie keeps the earlier, lower id; a NaN never displaces a number; a
+/// number displaces a NaN), in two compares instead of BetterOf's six.
+/// The incumbent must be a real candidate (the thread's first), not the
+/// sentinel: a real NaN beats the sentinel by id, which this fold cannot see.
+template <Defect D>
+__device__ __forceinline__ void fold_next(Best& best, float key, int idx) {
+  const bool take = D == Defect::high_id_tie ? (key >= best.key || (best.key != best.key && key == key))
+                                             : (key > best.key || (best.key != best.key && key == key));
+  if (take) best = Best{key, idx};
+}
+
 /// Max that ignores NaN (as fmaxf), so one NaN logit does not poison its tile.
 template <Defect D>
 struct MaxOf {
   __device__ __forceinline__ float operator()(float a, float b) const {
-    if (D == Defect::nan_max && (a != a || b != b)) return NAN;
-    if (a != a) return b;
-    return b > a ? b : a;
+    if (D == Defect::nan_max) return (a != a || b != b) ? NAN : (b > a ? b : a);
+    return fmaxf(a, b);  // one instruction; returns the number when the other is NaN
   }
 };
 
