@@ -15,7 +15,7 @@ struct BenchOptions {
   std::vector<std::string> kernels{"fused-post", "fused-pre", "baseline"};
   int samples = 0;      ///< timed samples per cell (0: 30 on a GPU, 3 on cpu)
   int per_sample = 0;   ///< launches per sample (0: 20 on a GPU, 1 on cpu)
-  int block_v = 2048;
+  int block_v = 4096;
   std::string json;
 };
 int bench(const BenchOptions& o);

@@ -115,14 +115,15 @@ std::string svg_plot(const std::vector<DivergenceRow>& rows, const std::string& 
   const std::string script = dir + "/divergence.gp";
   std::ofstream(script) << "set terminal svg size 800,500 font 'sans,12'\nset output '" << svg
                         << "'\nset logscale xy\nset xlabel 'temperature'\nset ylabel 'relative key error'\n"
-                           "set title 'fp32 key error vs certified bound (each row\\'s top-8 keys, fused kernel order)'\n"
+                           "set title 'fp32 key error vs certified bound (top-8 keys of each row, fused kernel order)'\n"
                            "set key left bottom\nset grid\n"
                            "plot '"
                         << data << "' index 0 using 1:2 with linespoints title 'post-scale: measured', '" << data
                         << "' index 0 using 1:3 with lines dt 2 title 'post-scale: bound', '" << data
                         << "' index 1 using 1:2 with linespoints title 'pre-scale: measured', '" << data
                         << "' index 1 using 1:3 with lines dt 2 title 'pre-scale: bound'\n";
-  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0) return "";
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return "";
+  if (std::system(("gnuplot '" + script + "'").c_str()) != 0) throw std::runtime_error("gnuplot failed on " + script);
   return svg;
 }
 

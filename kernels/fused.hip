@@ -11,6 +11,24 @@ struct Stage1Args {
   Partials p;
 };
 
+/// A thread's best among its `count` items (ids id0, id0 + step, ...), in
+/// increasing id order: item 0 seeds it (no item: the sentinel), the rest
+/// fold in. FULL: all ITEMS are present, so no per-item bound check.
+template <ScalingOrder ORDER, Defect D, int ITEMS, bool GREEDY, bool FULL>
+__device__ __forceinline__ Best fold_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], int count, int id0,
+                                           int step, float m_safe, float inv_t, float eps) {
+  if (!FULL && count <= 0) return no_candidate();
+  auto key_of = [&](int j) {
+    if (GREEDY) return D == Defect::greedy_scaled ? v[j] * inv_t : v[j];
+    return race_key<ORDER, D>(v[j], m_safe, inv_t, ev[j], eps);
+  };
+  Best best{key_of(0), id0};
+#pragma unroll
+  for (int j = 1; j < ITEMS; ++j)
+    if (FULL || j < count) fold_next<D>(best, key_of(j), id0 + j * step);
+  return best;
+}
+
 /// The tile is loaded once into registers, ITEMS per thread, its max
 /// reduced, then greedy rows take the lowest id of that max and sampling rows
 /// race. Sampling rows load their noise in the same phase as the logits, so
@@ -66,18 +84,17 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
 
   const float inv_t = inverse_temperature(T);
   const float m_safe = guard_max<D>(m);
-  // Items are visited in increasing id order: item 0 seeds the thread's best
-  // (a thread past the tile's end keeps the sentinel), the rest fold in.
-  Best best = no_candidate();
-#pragma unroll
-  for (int j = 0; j < ITEMS; ++j) {
-    const int i = first + j * step;
-    if (i >= n) break;
-    const float key = greedy ? (D == Defect::greedy_scaled ? v[j] * inv_t : v[j])
-                             : race_key<ORDER, D>(v[j], m_safe, inv_t, ev[j], a.eps);
-    if (j == 0) best = Best{key, int(start + i)};
-    else fold_next<D>(best, key, int(start + i));
-  }
+  // Greedy or not, full or partial: four straight-line variants, so the
+  // per-id work carries no branch but the fold's select.
+  const int count = vector ? ITEMS : (first < n ? (n - first + step - 1) / step : 0);
+  const int id0 = int(start) + first;
+  Best best;
+  if (greedy)
+    best = count >= ITEMS ? fold_items<ORDER, D, ITEMS, true, true>(v, ev, ITEMS, id0, step, m_safe, inv_t, a.eps)
+                          : fold_items<ORDER, D, ITEMS, true, false>(v, ev, count, id0, step, m_safe, inv_t, a.eps);
+  else
+    best = count >= ITEMS ? fold_items<ORDER, D, ITEMS, false, true>(v, ev, ITEMS, id0, step, m_safe, inv_t, a.eps)
+                          : fold_items<ORDER, D, ITEMS, false, false>(v, ev, count, id0, step, m_safe, inv_t, a.eps);
   best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
   if (threadIdx.x == 0) {
     const std::int64_t k = row * s.p.tiles + tile;

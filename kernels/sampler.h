@@ -27,8 +27,9 @@ struct SampleArgs {
 };
 
 /// The fused kernel's tiling: BLOCK_V ids per stage-1 program, THREADS each.
+/// 4096 is the default: fastest of 1024/2048/4096 on the H200 (bench/README.md).
 struct FusedConfig {
-  int block_v = 2048;
+  int block_v = 4096;
   int threads = 256;
 };
 /// The (block_v, threads) pairs compiled in: {128, 64} for cheap tile
