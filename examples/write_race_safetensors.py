@@ -4,7 +4,7 @@ Samples tokens with the exponential race, argmax(softmax(x / T) / (E + eps)),
 E ~ Exp(1) from `exponential_`, greedy rows (T <= greedy_eps) by argmax, and
 saves inputs and tokens as safetensors:
 
-    python3 examples/write_race_safetensors.py race.safetensors
+    python3 examples/write_race_safetensors.py race.safetensors [cuda]
     raceoracle verify race.safetensors
 """
 import sys
@@ -22,15 +22,17 @@ def race(logits: torch.Tensor, noise: torch.Tensor, temperatures: torch.Tensor,
     return torch.where(temperatures <= greedy_eps, greedy, sampled).to(torch.int32)
 
 
-def main(path: str, rows: int = 64, vocab: int = 163840) -> None:
+def main(path: str, rows: int = 64, vocab: int = 163840, device: str = "cpu") -> None:
     gen = torch.Generator().manual_seed(0)
     logits = (torch.randn(rows, vocab, generator=gen) * 3).to(torch.bfloat16)
     noise = torch.empty(rows, vocab).exponential_(generator=gen)
     temperatures = torch.tensor([0.0 if r % 4 == 0 else 0.7 for r in range(rows)])
-    tokens = race(logits, noise, temperatures)
+    tokens = race(logits.to(device), noise.to(device), temperatures.to(device)).cpu()
+    # x / T before the max is taken: PyTorch's order is pre-scale.
     save_file({"logits": logits, "noise": noise, "temperatures": temperatures, "tokens": tokens},
-              path, metadata={"eps": "1e-10", "greedy_eps": "1e-10", "scaling_order": "post"})
+              path, metadata={"eps": "1e-10", "greedy_eps": "1e-10", "scaling_order": "pre"})
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "race.safetensors")
+    main(sys.argv[1] if len(sys.argv) > 1 else "race.safetensors",
+         device=sys.argv[2] if len(sys.argv) > 2 else "cpu")
