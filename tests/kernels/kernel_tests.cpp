@@ -2,6 +2,7 @@
 // the oracle: the token must be the oracle's or inside its ambiguity set.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -98,7 +99,7 @@ TEST_P(KernelVsOracle, GreedyTiesGoToTheLowestIdAcrossTiles) {
     for (std::int64_t r = 0; r < 3; ++r) {
       b.x(r, V - 1) = 5.0f;  // the last id first, so the lowest must be searched for
       b.x(r, V / 2) = 5.0f;
-      b.x(r, 1 + r) = 5.0f;
+      b.x(r, std::min<std::int64_t>(1 + r, V - 1)) = 5.0f;  // V = 3, r = 2: id 2, not past the row
       for (std::int64_t i = 0; i < V; ++i) b.e(r, i) = kNaN;  // never read
     }
     const auto t = expect_agreement(b);
