@@ -149,7 +149,9 @@ int check(const CheckOptions& o) {
 
 int mutants(const MutantsOptions& o) {
   const auto ms = resolve(o.mutants, true);
-  mutants::HarnessSettings hs{{o.seed, o.cases, ""}, o.timeout_s, true};
+  properties::RunSettings rs{o.seed, o.cases, ""};
+  if (!o.corpus) rs.corpus_dir.clear();
+  mutants::HarnessSettings hs{rs, o.timeout_s, true};
   std::vector<mutants::MutantReport> reports;
   for (const auto* m : ms) {
     note(m->name + " ...");

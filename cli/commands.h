@@ -28,6 +28,7 @@ struct MutantsOptions {
   std::vector<std::string> expect_killed_by;  ///< each must be among the killers
   std::string report_json, matrix_md;
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
+  bool corpus = true;        ///< replay the regression corpus first (off: random search alone)
 };
 int mutants(const MutantsOptions& o);
 

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   m->add_option("--report", mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
   m->add_option("--matrix", mut.matrix_md, "write the kill matrix (Markdown)");
   m->add_flag("--save-corpus", mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
+  m->add_flag("!--no-corpus", mut.corpus, "skip the regression corpus: random search alone must kill");
 
   cli::ReplayOptions rep;
   auto* r = app.add_subcommand("replay", "replay a property failure from its reproduce string");
