@@ -21,8 +21,36 @@ namespace ctx = boost::context;
 
 namespace hipcpu {
 
+namespace {
+/// The defaults, overridden by HIPCPU_WARP_SIZE (32 or 64), HIPCPU_SCHEDULE_SEED
+/// (0: thread order) and HIPCPU_WORKERS. A bad value is a clear error at the
+/// first launch, not a silent fallback.
+Config from_environment() {
+  Config c;
+  auto read = [](const char* name, long long fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    const long long x = std::strtoll(v, &end, 10);
+    if (*end != '\0' || x < 0) {
+      std::fprintf(stderr, "hipcpu: %s=%s is not a non-negative integer\n", name, v);
+      std::exit(2);
+    }
+    return x;
+  };
+  c.warp_size = int(read("HIPCPU_WARP_SIZE", c.warp_size));
+  if (c.warp_size != 32 && c.warp_size != 64) {
+    std::fprintf(stderr, "hipcpu: HIPCPU_WARP_SIZE must be 32 or 64 (got %d)\n", c.warp_size);
+    std::exit(2);
+  }
+  c.schedule_seed = std::uint64_t(read("HIPCPU_SCHEDULE_SEED", std::int64_t(c.schedule_seed)));
+  c.workers = int(read("HIPCPU_WORKERS", c.workers));
+  return c;
+}
+}  // namespace
+
 Config& config() {
-  static Config c;
+  static Config c = from_environment();
   return c;
 }
 

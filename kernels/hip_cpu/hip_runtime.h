@@ -46,9 +46,13 @@ using hipEvent_t = struct ihipEvent_t*;
 namespace hipcpu {
 
 /// Process-wide settings of the CPU device. Change them between launches only.
+/// Read once from HIPCPU_WARP_SIZE, HIPCPU_SCHEDULE_SEED, HIPCPU_WORKERS.
 struct Config {
   int warp_size = 64;                ///< 64 as on AMD Instinct, 32 as on NVIDIA
-  std::uint64_t schedule_seed = 0;   ///< 0: fibers resume in thread order; else a seeded shuffle
+  /// 0: fibers resume in thread order. Otherwise a shuffle seeded per block
+  /// and pass; on by default so that a missing barrier cannot hide behind
+  /// one fixed schedule (tests/kernels/hip_cpu shows one that would).
+  std::uint64_t schedule_seed = 20261130;
   int workers = 0;                   ///< OS threads running blocks; 0: all cores
 };
 Config& config();
