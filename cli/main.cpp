@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/divergence.h"
 #include "cli/verify.h"
+#include "kernels/device_memory.h"
 
 namespace cli = raceoracle::cli;
 
@@ -19,6 +20,10 @@ int main(int argc, char** argv) {
   cli::CheckOptions check;
   auto* c = app.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
   c->add_option("--kernels", check.kernels, "kernels to check (default: every real kernel)");
+  std::string backend;
+  c->add_option("--backend", backend, "cpu, nvidia or amd: must be the backend this binary was built for "
+                                      "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
+      ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
   c->add_option("--seed", check.seed, "RapidCheck seed (default: the fixed CI seed)");
   c->add_option("--cases", check.cases, "cases per property")->check(CLI::Range(1, 1000000));
   c->add_flag("!--no-mutants", check.mutants, "skip the mutant gate");
@@ -88,6 +93,10 @@ int main(int argc, char** argv) {
   check.agreement.seed = check.seed;
   div.dtype = div_dtype == "f32" ? raceoracle::oracle::Dtype::f32 : raceoracle::oracle::Dtype::bf16;
   try {
+    if (*c && !backend.empty() && backend != raceoracle::kernels::backend_name())
+      throw std::invalid_argument("this raceoracle was built for the " + std::string(raceoracle::kernels::backend_name()) +
+                                  " backend; for " + backend + " build with `cmake --preset " + backend +
+                                  "` (or RACEORACLE_BACKEND=" + backend + " bash ci/check.sh)");
     if (*c) return cli::check(check);
     if (*m) return cli::mutants(mut);
     if (*r) return cli::replay(rep);
