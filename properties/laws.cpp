@@ -269,7 +269,7 @@ std::string nan_isolation(const LawContext& c) {
   for (float& x : masked.logits)
     if (std::isnan(x)) x = -kInf;
   const auto v = masked.decide(c.kernel.contract());
-  return first_bad_row(masked, v, r.run.tokens, "a NaN logit changed the outcome (it must act as a masked id)",
+  return first_bad_row(c.batch, v, r.run.tokens, "a NaN logit changed the outcome (it must act as a masked id)",
                        [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
                          bool has_nan = false;
                          for (std::int64_t i = 0; i < c.batch.vocab && !has_nan; ++i) has_nan = std::isnan(c.batch.x(row, i));
