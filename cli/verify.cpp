@@ -67,7 +67,11 @@ VerifyReport verify_file(const std::string& path, int max_failures) {
   r.contract.exp_ulp = r.contract.rescale_ulp = metadata_float(s, "exp_ulp", 2.0f);
   r.contract.div_ulp = metadata_float(s, "div_ulp", 2.0f);
   if (!(r.contract.exp_ulp >= 0) || !(r.contract.div_ulp >= 0)) throw SafetensorsError("exp_ulp and div_ulp must be >= 0");
-  r.contract.two_stage = true;  // a fused sampler's rescale: the looser, covering bound
+  // "stages": 2 (default) for a fused sampler's stage-2 rescale, the looser
+  // bound that covers both; 1 for an unfused sampler such as a PyTorch reference.
+  const auto stages = s.metadata.count("stages") ? s.metadata.at("stages") : std::string("2");
+  if (stages != "1" && stages != "2") throw SafetensorsError("metadata stages must be '1' or '2', got '" + stages + "'");
+  r.contract.two_stage = stages == "2";
 
   const std::vector<float> logits = xl.as_f32(), noise = nz.as_f32(), temps = tt.as_f32();
   const std::vector<std::int64_t> tokens = tk.as_i64();

@@ -5,7 +5,8 @@
 /// [rows] (F32) and `tokens` [rows] (I32 or I64); optional string metadata
 /// `eps`, `greedy_eps` (default 1e-10), `scaling_order` (post|pre, default
 /// post), `exp_ulp` and `div_ulp` (default 2 and 2: covers CUDA expf and
-/// __fdividef, HIP's OCML and glibc).
+/// __fdividef, HIP's OCML and glibc), `stages` (2, default: a fused sampler's
+/// rescale; 1: an unfused one).
 #include <cstdint>
 #include <string>
 #include <vector>

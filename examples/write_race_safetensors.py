@@ -28,7 +28,9 @@ def main(path: str, rows: int = 64, vocab: int = 163840, device: str = "cpu") ->
     noise = torch.empty(rows, vocab).exponential_(generator=gen)
     temperatures = torch.tensor([0.0 if r % 4 == 0 else 0.7 for r in range(rows)])
     tokens = race(logits.to(device), noise.to(device), temperatures.to(device)).cpu()
-    # x / T before the max is taken: PyTorch's order is pre-scale.
+    # x / T before the max is taken: PyTorch's order is pre-scale. Softmax's
+    # division by the sum is a second rounding on every key; the default
+    # two-stage budget (stages=2) covers it, a one-stage one would not.
     save_file({"logits": logits, "noise": noise, "temperatures": temperatures, "tokens": tokens},
               path, metadata={"eps": "1e-10", "greedy_eps": "1e-10", "scaling_order": "pre"})
 

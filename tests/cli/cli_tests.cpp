@@ -98,6 +98,14 @@ TEST_F(VerifyFiles, AKernelsOwnTokensPass) {
   EXPECT_EQ(r.unexplained + r.out_of_range + r.invalid_noise, 0);
 }
 
+TEST_F(VerifyFiles, OneStageContractIsTighter) {
+  Safetensors s = sampled(4, 500);
+  s.metadata["stages"] = "1";
+  const auto r = verify_file(write(s, "one_stage.safetensors"));
+  EXPECT_FALSE(r.contract.two_stage);
+  EXPECT_TRUE(r.ok());
+}
+
 TEST_F(VerifyFiles, SharedNoiseRow) {
   EXPECT_TRUE(verify_file(write(sampled(4, 500, true), "shared.safetensors")).ok());
 }
@@ -172,6 +180,9 @@ TEST_F(VerifyFiles, BadFilesAreClearErrors) {
   s = good;
   s.metadata["eps"] = "tiny";
   expect_error(write(s, "eps.safetensors"), "not a decimal number");
+  s = good;
+  s.metadata["stages"] = "3";
+  expect_error(write(s, "stages.safetensors"), "stages must be '1' or '2'");
 }
 
 TEST(Divergence, SmallRunStaysInsideItsBound) {
