@@ -96,10 +96,14 @@ TEST_P(KernelVsOracle, GreedyTiesGoToTheLowestIdAcrossTiles) {
     if (V < 3) continue;
     Batch b = make(3, V);
     b.temperatures = {0.0f, 1e-10f, -1.0f};
+    // Regression: this test once planted its third tie at id 1 + r, which for
+    // V = 3 and r = 2 is id 3: a write past the row into the next one (past
+    // the buffer for the last row). The ASan build (cpu-asan preset, in CI)
+    // reported it; the id is now clamped into the row.
     for (std::int64_t r = 0; r < 3; ++r) {
       b.x(r, V - 1) = 5.0f;  // the last id first, so the lowest must be searched for
       b.x(r, V / 2) = 5.0f;
-      b.x(r, std::min<std::int64_t>(1 + r, V - 1)) = 5.0f;  // V = 3, r = 2: id 2, not past the row
+      b.x(r, std::min<std::int64_t>(1 + r, V - 1)) = 5.0f;
       for (std::int64_t i = 0; i < V; ++i) b.e(r, i) = kNaN;  // never read
     }
     const auto t = expect_agreement(b);
