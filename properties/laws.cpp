@@ -59,6 +59,15 @@ std::string first_bad_row(const Batch& b, const std::vector<Verdict>& v, const s
   return {};
 }
 
+/// The laws that launch once and judge each row on its own: the first row
+/// for which `bad(row, verdict, token)` holds, reported; empty if none.
+template <class Bad>
+std::string each_row(const LawContext& c, const std::string& what, Bad bad) {
+  const Ran r = launch(c.kernel, c.batch, c.config);
+  if (!r.error.empty()) return r.error;
+  return first_bad_row(c.batch, c.batch.decide(c.kernel.contract()), r.run.tokens, what, bad);
+}
+
 const kernels::Kernel& partner(const kernels::Kernel& k) {
   // The fused kernels are compared with the baseline; the baseline with fused-post.
   return *kernels::find_kernel(k.family == kernels::Family::fused ? "baseline" : "fused-post");
@@ -74,13 +83,10 @@ double worst_key_error_ratio() {
 }
 
 std::string agrees_with_oracle(const LawContext& c) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
-  if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
-  return first_bad_row(c.batch, v, r.run.tokens, "disagrees with the oracle beyond explained divergence",
-                       [&](std::int64_t, const Verdict& vr, std::int32_t t) {
-                         return oracle::is_failure(oracle::judge(vr, t, c.batch.vocab));
-                       });
+  return each_row(c, "disagrees with the oracle beyond explained divergence",
+                  [&](std::int64_t, const Verdict& vr, std::int32_t t) {
+                    return oracle::is_failure(oracle::judge(vr, t, c.batch.vocab));
+                  });
 }
 
 std::string greedy_is_exact(const LawContext& c) {
@@ -103,42 +109,27 @@ std::string greedy_is_exact(const LawContext& c) {
 }
 
 std::string masked_ids_never_win(const LawContext& c) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
-  if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
-  return first_bad_row(c.batch, v, r.run.tokens, "a masked id won while an unmasked id existed",
-                       [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
-                         if (!valid(vr) || vr.row_class == RowClass::fully_masked) return false;
-                         return t < 0 || t >= c.batch.vocab || c.batch.x(row, t) == -kInf;
-                       });
+  return each_row(c, "a masked id won while an unmasked id existed", [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
+    if (!valid(vr) || vr.row_class == RowClass::fully_masked) return false;
+    return t < 0 || t >= c.batch.vocab || c.batch.x(row, t) == -kInf;
+  });
 }
 
 std::string forced_row_gives_forced_id(const LawContext& c) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
-  if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
-  return first_bad_row(c.batch, v, r.run.tokens, "forced row did not give its forced id",
-                       [](std::int64_t, const Verdict& vr, std::int32_t t) {
-                         return vr.row_class == RowClass::forced && t != vr.token;
-                       });
+  return each_row(c, "forced row did not give its forced id", [](std::int64_t, const Verdict& vr, std::int32_t t) {
+    return vr.row_class == RowClass::forced && t != vr.token;
+  });
 }
 
 std::string fully_masked_row_is_zero(const LawContext& c) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
-  if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
-  return first_bad_row(c.batch, v, r.run.tokens, "fully masked row did not give id 0",
-                       [](std::int64_t, const Verdict& vr, std::int32_t t) {
-                         return vr.row_class == RowClass::fully_masked && t != 0;
-                       });
+  return each_row(c, "fully masked row did not give id 0", [](std::int64_t, const Verdict& vr, std::int32_t t) {
+    return vr.row_class == RowClass::fully_masked && t != 0;
+  });
 }
 
 std::string tokens_in_range(const LawContext& c) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
-  if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
-  return first_bad_row(c.batch, v, r.run.tokens, "token out of [0, V)",
-                       [&](std::int64_t, const Verdict&, std::int32_t t) { return t < 0 || t >= c.batch.vocab; });
+  return each_row(c, "token out of [0, V)",
+                  [&](std::int64_t, const Verdict&, std::int32_t t) { return t < 0 || t >= c.batch.vocab; });
 }
 
 std::string partials_are_finite(const LawContext& c) {
