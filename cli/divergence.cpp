@@ -14,6 +14,7 @@
 #include "fixtures/batch.h"
 #include "kernels/device_memory.h"
 #include "kernels/registry.h"
+#include "properties/laws.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -44,20 +45,15 @@ double median(std::vector<double> v) {
 
 /// The real kernel's stage-1 keys (tile winners) against their certified bound.
 void kernel_stage1(const fixtures::Batch& b, const fixtures::KernelRun& run, const kernels::Kernel& k, DivergenceRow& out) {
-  oracle::NumericsContract single = k.contract();
-  single.two_stage = false;
   const auto& p = run.partials;
-  for (std::int64_t r = 0; r < b.rows; ++r) {
-    const double t = std::max(b.temperatures[std::size_t(r)], oracle::kMinTemperature);
+  for (std::int64_t r = 0; r < b.rows; ++r)
     for (std::int64_t tile = 0; tile < p.tiles; ++tile) {
       const std::size_t q = std::size_t(r * p.tiles + tile);
       const std::int64_t i = p.idx[q];
       if (i < 0 || i >= b.vocab || !(p.m[q] > -INFINITY)) continue;
-      const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(p.m[q]), t, b.eps}, single);
-      if (kb.key > 1e-30 && kb.rho() > 0)
-        out.kernel_stage1_ratio = std::max(out.kernel_stage1_ratio, std::abs(double(p.key[q]) / kb.key - 1.0) / kb.rho());
+      out.kernel_stage1_ratio =
+          std::max(out.kernel_stage1_ratio, properties::error_ratio(properties::stage1_bound(k, b, r, i, p.m[q]), p.key[q]));
     }
-  }
 }
 
 /// fp32 key of id i in the fused kernel's order: stage 1 against the tile
@@ -92,10 +88,10 @@ void deciding_keys(const fixtures::Batch& b, const kernels::Kernel& k, int block
       const std::int64_t i = keys[n].second;
       const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(M), t, b.eps}, c);
       if (!(kb.key > 1e-30)) continue;
-      const double actual = std::abs(double(emulate_key(b, r, i, tile_max[std::size_t(i / block_v)], M, c.order)) / kb.key - 1.0);
-      out.max_actual = std::max(out.max_actual, actual);
+      const double key = emulate_key(b, r, i, tile_max[std::size_t(i / block_v)], M, c.order);
+      out.max_actual = std::max(out.max_actual, std::abs(key / kb.key - 1.0));
       out.max_bound = std::max(out.max_bound, kb.rho());
-      out.worst_ratio = std::max(out.worst_ratio, actual / kb.rho());
+      out.worst_ratio = std::max(out.worst_ratio, properties::error_ratio(kb, key));
     }
   }
 }

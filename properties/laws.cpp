@@ -77,6 +77,19 @@ bool valid(const Verdict& v) { return v.row_class != RowClass::invalid; }
 
 }  // namespace
 
+oracle::KeyBound stage1_bound(const kernels::Kernel& k, const Batch& b, std::int64_t row, std::int64_t i, float tile_max) {
+  oracle::NumericsContract single = k.contract();
+  single.two_stage = false;
+  const double t = std::max(b.temperatures[std::size_t(row)], oracle::kMinTemperature);
+  return oracle::bound_key(b.x(row, i), b.e(row, i), oracle::RowScale{double(tile_max), t, b.eps}, single);
+}
+
+double error_ratio(const oracle::KeyBound& kb, double actual) {
+  // Keys far below 2^-126 / den are dominated by the absolute (flush) term.
+  if (!(kb.key > 1e-30) || !std::isfinite(kb.hi) || !(kb.rho() > 0)) return 0;
+  return std::abs(actual / kb.key - 1) / kb.rho();
+}
+
 double worst_key_error_ratio() {
   std::lock_guard lock(g_ratio_mutex);
   return g_worst_ratio;
@@ -209,9 +222,6 @@ std::string key_error_within_bound(const LawContext& c) {
   const Ran r = launch(c.kernel, c.batch, c.config);
   if (!r.error.empty()) return r.error;
   const auto v = c.batch.decide(c.kernel.contract());
-  // Stage-1 keys are relative to the tile max: a single-stage bound with M = m_t.
-  oracle::NumericsContract tile_contract = c.kernel.contract();
-  tile_contract.two_stage = false;
   const auto& p = r.run.partials;
   const Batch& b = c.batch;
   double worst = 0;
@@ -226,20 +236,18 @@ std::string key_error_within_bound(const LawContext& c) {
       if (!(m_t > -kInf)) continue;  // fully masked tile: partials_are_finite's business
       const std::int64_t i = p.idx[k];
       if (i < lo || i >= hi) return fmt::format("row {} tile {}: part_idx {} outside the tile {}..{}", row, t, i, lo, hi - 1);
-      const oracle::RowScale s{double(m_t), double(std::max(T, oracle::kMinTemperature)), b.eps};
-      const oracle::KeyBound kb = oracle::bound_key(b.x(row, i), b.e(row, i), s, tile_contract);
+      const oracle::KeyBound kb = stage1_bound(c.kernel, b, row, i, m_t);
       if (!(kb.lo <= p.key[k] && p.key[k] <= kb.hi))
         return fmt::format(
             "row {} tile {}: stage-1 key of id {} is {:.9g}, exact {:.9g}, certified interval [{:.9g}, {:.9g}] "
             "(relative error {:.3g}, bound {:.3g})\n  {}",
             row, t, i, p.key[k], kb.key, kb.lo, kb.hi, std::abs(p.key[k] / kb.key - 1), kb.rho(), b.describe_row(row, {i}));
-      if (kb.key > 1e-30 && std::isfinite(kb.hi) && kb.hi > kb.key)
-        worst = std::max(worst, std::abs(double(p.key[k]) / kb.key - 1) / ((kb.hi - kb.key) / kb.key));
+      worst = std::max(worst, error_ratio(kb, p.key[k]));
       // And the tile's winner must be one the arithmetic allows.
       std::int64_t best = lo;
-      oracle::KeyBound bb = oracle::bound_key(b.x(row, lo), b.e(row, lo), s, tile_contract);
+      oracle::KeyBound bb = stage1_bound(c.kernel, b, row, lo, m_t);
       for (std::int64_t j = lo + 1; j < hi; ++j) {
-        const oracle::KeyBound bj = oracle::bound_key(b.x(row, j), b.e(row, j), s, tile_contract);
+        const oracle::KeyBound bj = stage1_bound(c.kernel, b, row, j, m_t);
         if (bj.key > bb.key) best = j, bb = bj;
       }
       const bool exact_tie_loser = i > best && b.x(row, i) == m_t && b.x(row, best) == m_t && b.e(row, i) == b.e(row, best);
