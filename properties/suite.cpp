@@ -114,10 +114,8 @@ std::string PropertyResult::summary() const {
 }
 
 std::string run_case(const Property& p, const kernels::Kernel& k, const fixtures::CaseSpec& spec) {
-  fixtures::Batch b = fixtures::materialize(spec);
-  const auto& configs = fixtures::fused_configs();
-  const kernels::FusedConfig cfg = configs[std::size_t(spec.config) % configs.size()];
-  return p.law(LawContext{k, b, cfg});
+  const fixtures::Batch b = fixtures::materialize(spec);
+  return p.law(LawContext{k, b, fixtures::config_of(spec)});
 }
 
 namespace {
@@ -157,9 +155,8 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
   int cases = 0;
   auto testable = [&] {
     const fixtures::CaseSpec spec = *gen;
-    fixtures::Batch b = fixtures::materialize(spec);
-    const auto& configs = fixtures::fused_configs();
-    const kernels::FusedConfig cfg = configs[std::size_t(spec.config) % configs.size()];
+    const fixtures::Batch b = fixtures::materialize(spec);
+    const kernels::FusedConfig cfg = fixtures::config_of(spec);
     for (const std::string& tag : fixtures::coverage(b, cfg.block_v)) covered.insert(tag);
     ++cases;
     const std::string failure = p.law(LawContext{k, b, cfg});
