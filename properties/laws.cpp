@@ -75,6 +75,13 @@ const kernels::Kernel& partner(const kernels::Kernel& k) {
 
 bool valid(const Verdict& v) { return v.row_class != RowClass::invalid; }
 
+/// Two runs that gave different tokens for one valid row must both be inside
+/// its ambiguity set; true when they are not.
+bool unexplained_split(const Verdict& v, std::int32_t t1, std::int32_t t2, std::int64_t vocab) {
+  return t1 != t2 && valid(v) &&
+         (oracle::is_failure(oracle::judge(v, t1, vocab)) || oracle::is_failure(oracle::judge(v, t2, vocab)));
+}
+
 }  // namespace
 
 oracle::KeyBound stage1_bound(const kernels::Kernel& k, const Batch& b, std::int64_t row, std::int64_t i, float tile_max) {
@@ -180,8 +187,7 @@ std::string fused_matches_baseline(const LawContext& c) {
   for (std::int64_t r = 0; r < c.batch.rows; ++r) {
     const auto ta = a.run.tokens[std::size_t(r)], tb = b.run.tokens[std::size_t(r)];
     const Verdict& vr = v[std::size_t(r)];
-    if (ta == tb || !valid(vr)) continue;
-    if (oracle::is_failure(oracle::judge(vr, ta, c.batch.vocab)) || oracle::is_failure(oracle::judge(vr, tb, c.batch.vocab)))
+    if (unexplained_split(vr, ta, tb, c.batch.vocab))
       return row_report(c.batch, r, vr, ta,
                         fmt::format("{} gave {} and {} gave {}: not both explained", c.kernel.name, ta, other.name, tb));
   }
@@ -207,8 +213,7 @@ std::string deterministic(const LawContext& c) {
     for (std::int64_t r = 0; r < c.batch.rows; ++r) {
       const auto t1 = first.run.tokens[std::size_t(r)], t2 = o.run.tokens[std::size_t(r)];
       const Verdict& vr = v[std::size_t(r)];
-      if (t1 != t2 && valid(vr) &&
-          (oracle::is_failure(oracle::judge(vr, t1, c.batch.vocab)) || oracle::is_failure(oracle::judge(vr, t2, c.batch.vocab))))
+      if (unexplained_split(vr, t1, t2, c.batch.vocab))
         return row_report(c.batch, r, vr, t2,
                           fmt::format("BLOCK_V={} gave {}, BLOCK_V={} gave {}: not both explained", c.config.block_v, t1,
                                       other.block_v, t2));
