@@ -161,22 +161,17 @@ int mutants(const MutantsOptions& o) {
     }));
   }
   std::printf("%s", mutants::table(reports).c_str());
-  for (const auto& r : reports)
-    for (const auto& p : r.pairs)
-      if (p.kind == mutants::PairOutcome::Kind::killed) {
-        std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name.c_str(), p.property.c_str(),
-                    p.counterexample.c_str(), p.replay.c_str());
-        break;  // the first killer's counterexample; the report JSON has the rest
-      }
-  if (o.save_corpus)
-    for (const auto& r : reports)
-      for (const auto& p : r.pairs)
-        if (p.kind == mutants::PairOutcome::Kind::killed && !p.case_json.empty()) {
-          std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p.property,
-                                                                "shrunk counterexample that killed " + r.mutant->name,
-                                                                p.case_json).c_str());
-          break;
-        }
+  // The first killer's counterexample per mutant; the report JSON has the rest.
+  for (const auto& r : reports) {
+    const mutants::PairOutcome* p = r.first_kill();
+    if (!p) continue;
+    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name.c_str(), p->property.c_str(),
+                p->counterexample.c_str(), p->replay.c_str());
+    if (o.save_corpus && !p->case_json.empty())
+      std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p->property,
+                                                            "shrunk counterexample that killed " + r.mutant->name,
+                                                            p->case_json).c_str());
+  }
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
   int bad = 0;

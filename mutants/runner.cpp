@@ -151,6 +151,11 @@ std::vector<std::string> MutantReport::killers() const {
     if (p.kind == Kind::killed) k.push_back(p.property);
   return k;
 }
+const PairOutcome* MutantReport::first_kill() const {
+  for (const PairOutcome& p : pairs)
+    if (p.kind == Kind::killed) return &p;
+  return nullptr;
+}
 bool MutantReport::crashed() const {
   for (const PairOutcome& p : pairs)
     if (p.kind == Kind::crashed) return true;
@@ -237,12 +242,8 @@ std::string mutation_report_json(const std::vector<MutantReport>& r) {
       text << in.rdbuf();
       files[loc.file] = {{"language", "cpp"}, {"source", text.str()}, {"mutants", nlohmann::json::array()}};
     }
-    std::string reason;
-    for (const auto& p : m.pairs)
-      if (p.kind == Kind::killed) {
-        reason = p.counterexample;
-        break;
-      }
+    const PairOutcome* kill = m.first_kill();
+    const std::string reason = kill ? kill->counterexample : "";
     nlohmann::json j{{"id", std::to_string(++id)},
                      {"mutatorName", kernels::to_string(m.mutant->defect)},
                      {"description", m.mutant->name},

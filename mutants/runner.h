@@ -28,6 +28,7 @@ struct MutantReport {
   double seconds = 0;
 
   std::vector<std::string> killers() const;  ///< properties that failed on it
+  const PairOutcome* first_kill() const;     ///< the first property that failed, nullptr if none
   bool killed() const { return !killers().empty(); }
   bool crashed() const;
   bool timed_out() const;
