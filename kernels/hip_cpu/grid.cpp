@@ -220,7 +220,6 @@ std::uint64_t warp_exchange(std::uint64_t v, int src_lane) {
   return out;
 }
 
-void set_last_error(hipError_t e) { t_last_error = e; }
 hipError_t take_last_error() {
   hipError_t e = t_last_error;
   t_last_error = hipSuccess;

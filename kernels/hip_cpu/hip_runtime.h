@@ -70,7 +70,6 @@ void syncthreads();
 std::uint64_t warp_exchange(std::uint64_t v, int src_lane);
 int lane_id();
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
-void set_last_error(hipError_t e);
 }  // namespace detail
 
 template <class Kernel, class... Args>
@@ -114,12 +113,6 @@ T __shfl_down(T v, unsigned delta, int width = warpSize) {
   const int src = (lane % width) + int(delta) < width ? lane + int(delta) : lane;
   return ::hipcpu::shfl(v, src);
 }
-template <class T>
-T __shfl(T v, int src_lane, int width = warpSize) {
-  const int lane = ::hipcpu::detail::lane_id();
-  return ::hipcpu::shfl(v, (lane & ~(width - 1)) + (src_lane % width));
-}
-
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 inline int __float_as_int(float f) { int u; std::memcpy(&u, &f, 4); return u; }
