@@ -24,4 +24,18 @@ __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
 #endif
 }
 
+/// a / b from one reciprocal approximation and one multiply: the cheap
+/// division the stage-1 race screens its candidates with (never a key that is
+/// stored). Relative error at most 2^-22 (2 ulp) while b is in [2^-126,
+/// 2^126] and the result normal; the screen's proof (fused.hip) rests on that.
+__device__ __forceinline__ float approx_div(float a, float b) {
+#if defined(RACEORACLE_BACKEND_CPU)
+  return a * (1.0f / b);  // two roundings: within 2^-23
+#elif defined(__CUDACC__)
+  return __fdividef(a, b);  // MUFU.RCP + FMUL; CUDA: 2 ulp for |b| in [2^-126, 2^126]
+#else
+  return a * __builtin_amdgcn_rcpf(b);  // v_rcp_f32: 1 ulp
+#endif
+}
+
 }  // namespace raceoracle::kernels::device

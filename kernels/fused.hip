@@ -11,22 +11,101 @@ struct Stage1Args {
   Partials p;
 };
 
-/// A thread's best among its `count` items (ids id0, id0 + step, ...), in
-/// increasing id order: item 0 seeds it (no item: the sentinel), the rest
-/// fold in. FULL: all ITEMS are present, so no per-item bound check.
-template <ScalingOrder ORDER, Defect D, int ITEMS, bool GREEDY, bool FULL>
-__device__ __forceinline__ Best fold_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], int count, int id0,
-                                           int step, float m_safe, float inv_t, float eps) {
-  if (!FULL && count <= 0) return no_candidate();
+/// A thread's best among its first `count` items by the definition: exact
+/// keys folded in increasing item order (no item: the sentinel). `idx` is the
+/// item index; the caller maps it to an id.
+template <ScalingOrder ORDER, Defect D, int ITEMS, bool GREEDY>
+__device__ __forceinline__ Best fold_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], int count, float m_safe,
+                                           float inv_t, float eps) {
+  if (count <= 0) return no_candidate();
   auto key_of = [&](int j) {
     if (GREEDY) return D == Defect::greedy_scaled ? v[j] * inv_t : v[j];
     return race_key<ORDER, D>(v[j], m_safe, inv_t, ev[j], eps);
   };
-  Best best{key_of(0), id0};
+  Best best{key_of(0), 0};
 #pragma unroll
   for (int j = 1; j < ITEMS; ++j)
-    if (FULL || j < count) fold_next<D>(best, key_of(j), id0 + j * step);
+    if (j < count) fold_next<D>(best, key_of(j), j);
   return best;
+}
+
+/// Greedy rows: the thread's largest logit (NaN-ignoring) and the lowest item
+/// holding it (highest under high_id_tie); item 0 when all are NaN. The same
+/// result as fold_items, in a max and a search: no per-id NaN tests.
+/// FULL: all ITEMS are present, so no per-item bound check.
+template <Defect D, int ITEMS, bool FULL>
+__device__ __forceinline__ Best greedy_items(const float (&v)[ITEMS], int count) {
+  if (!FULL && count <= 0) return no_candidate();
+  float top = v[0];
+#pragma unroll
+  for (int j = 1; j < ITEMS; ++j)
+    if (FULL || j < count) top = fmaxf(top, v[j]);
+  int c = 0;
+#pragma unroll
+  for (int k = 0; k < ITEMS; ++k) {
+    const int j = D == Defect::high_id_tie ? k : ITEMS - 1 - k;  // the last match found wins
+    if ((FULL || j < count) && v[j] == top) c = j;
+  }
+  return Best{top, c};
+}
+
+/// What the screen below concluded about a thread's sampling items.
+enum class Screened : std::uint8_t {
+  decided,  ///< `best` is the thread's exact best
+  tiny,     ///< every exact key is below kDecisiveKey: cannot win a tile whose best reaches it
+  exact,    ///< undecided: fold the exact keys
+};
+
+/// A tile whose best exact key is at least this was decided without the
+/// threads the screen called tiny.
+constexpr float kDecisiveKey = 0x1p-99f;
+
+/// Sampling rows: the thread's exact best with one IEEE division per thread
+/// instead of one per id. Every id gets p = exp(...), d = E + eps and a
+/// screening key q = approx_div(p, d); ids with q >= top * (1 - 2^-17), top
+/// the largest q, are the candidates; one candidate is the exact best, and
+/// only its key is divided exactly.
+///
+/// Why the exact best is always a candidate. Given p in [0, 1] or NaN
+/// (race_numerator), every d >= 2^-126 (checked) and top >= 2^-100 (checked):
+/// approx_div is within 2^-22 |p/d| + 2^-126 of p/d for d <= 2^126, and for
+/// d > 2^126 both p/d and q lie in [0, 2^-126]. Let w hold the exact best K*
+/// (normal, as top >= 2^-100). Every p_i/d_i is at most K* (1 + 2^-24) (round
+/// to nearest is monotone), so top <= K* (1 + 2^-24)(1 + 2^-22) + 2^-126, and
+/// q_w >= K* (1 + 2^-24)^-1 (1 - 2^-22) - 2^-126. Together q_w >= top (1 -
+/// 2^-20) - 2^-125 >= top (1 - 2^-19), above the cut. A NaN q comes with a
+/// NaN exact key, which never beats a number, and is skipped by fmaxf.
+/// Several candidates (near-ties, exact ties) are left to the exact fold, as
+/// is any thread outside the checked ranges.
+///
+/// Tiny: top < 2^-100 bounds every exact key of the thread below 2^-100 (1 +
+/// 2^-20) < kDecisiveKey, so such a thread cannot hold a tile's best unless
+/// the tile's best is below kDecisiveKey, and then the caller folds the tile
+/// again exactly.
+template <ScalingOrder ORDER, Defect D, int ITEMS>
+__device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
+                                                 float inv_t, float eps, Best& best) {
+  float p[ITEMS], d[ITEMS], q[ITEMS];
+  float top = 0.0f, low = INFINITY;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    p[j] = race_numerator<ORDER, D>(v[j], m_safe, inv_t);
+    d[j] = ev[j] + eps;
+    q[j] = device::approx_div(p[j], d[j]);
+    top = fmaxf(top, q[j]);
+    low = fminf(low, d[j]);
+  }
+  if (!(low >= 0x1p-126f) || !(top < INFINITY)) return Screened::exact;
+  if (top < 0x1p-100f) return Screened::tiny;
+  const float cut = top * (1.0f - 0x1p-17f);
+  int n = 0, c = 0;
+  float pc = 0.0f, dc = 1.0f;
+#pragma unroll
+  for (int j = ITEMS - 1; j >= 0; --j)
+    if (q[j] >= cut) ++n, c = j, pc = p[j], dc = d[j];
+  if (n != 1) return Screened::exact;
+  best = Best{pc / dc, c};  // bit for bit race_key of item c
+  return Screened::decided;
 }
 
 /// The tile is loaded once into registers, ITEMS per thread, its max
@@ -84,18 +163,30 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
 
   const float inv_t = inverse_temperature(T);
   const float m_safe = guard_max<D>(m);
-  // Greedy or not, full or partial: four straight-line variants, so the
-  // per-id work carries no branch but the fold's select.
   const int count = vector ? ITEMS : (first < n ? (n - first + step - 1) / step : 0);
   const int id0 = int(start) + first;
+  auto to_id = [&](Best b) {  // item index -> id
+    if (b.idx != INT_MAX) b.idx = id0 + b.idx * step;
+    return b;
+  };
   Best best;
-  if (greedy)
-    best = count >= ITEMS ? fold_items<ORDER, D, ITEMS, true, true>(v, ev, ITEMS, id0, step, m_safe, inv_t, a.eps)
-                          : fold_items<ORDER, D, ITEMS, true, false>(v, ev, count, id0, step, m_safe, inv_t, a.eps);
-  else
-    best = count >= ITEMS ? fold_items<ORDER, D, ITEMS, false, true>(v, ev, ITEMS, id0, step, m_safe, inv_t, a.eps)
-                          : fold_items<ORDER, D, ITEMS, false, false>(v, ev, count, id0, step, m_safe, inv_t, a.eps);
-  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  if (greedy) {
+    if (D == Defect::greedy_scaled)
+      best = fold_items<ORDER, D, ITEMS, true>(v, ev, count, m_safe, inv_t, a.eps);
+    else
+      best = count >= ITEMS ? greedy_items<D, ITEMS, true>(v, count) : greedy_items<D, ITEMS, false>(v, count);
+    best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
+  } else {
+    // Screened first; a tile whose best is not decisive is folded again, all
+    // exact (block-uniform: every thread sees the reduced best).
+    for (bool all_exact = false;; all_exact = true) {
+      const Screened how = all_exact ? Screened::exact : screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps, best);
+      if (how == Screened::exact) best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
+      if (how == Screened::tiny) best = no_candidate();
+      best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
+      if (all_exact || best.key >= kDecisiveKey) break;
+    }
+  }
   if (threadIdx.x == 0) {
     const std::int64_t k = row * s.p.tiles + tile;
     s.p.m[k] = m;

@@ -144,11 +144,18 @@ __device__ __forceinline__ float race_exp(float a) {
   return expf(a);
 }
 
-/// The race key of one id: exp((x - m) / t) / (E + eps) in the given order.
+/// The numerator of the race key, exp((x - m) / t), in the given order. In
+/// [0, 1] or NaN: x <= m_safe for every id that is not NaN.
+template <oracle::ScalingOrder ORDER, Defect D>
+__device__ __forceinline__ float race_numerator(float x, float m_safe, float inv_t) {
+  if (ORDER == oracle::ScalingOrder::post) return race_exp<D>((x - m_safe) * inv_t);
+  return race_exp<D>(x * inv_t - m_safe * inv_t);
+}
+
+/// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division.
 template <oracle::ScalingOrder ORDER, Defect D>
 __device__ __forceinline__ float race_key(float x, float m_safe, float inv_t, float e, float eps) {
-  if (ORDER == oracle::ScalingOrder::post) return race_exp<D>((x - m_safe) * inv_t) / (e + eps);
-  return race_exp<D>(x * inv_t - m_safe * inv_t) / (e + eps);
+  return race_numerator<ORDER, D>(x, m_safe, inv_t) / (e + eps);
 }
 
 /// The m_safe guard: an all -inf range keeps keys at 0 instead of NaN.

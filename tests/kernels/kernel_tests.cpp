@@ -218,6 +218,110 @@ TEST_P(KernelVsOracle, BadArgumentsAreClearErrors) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, KernelVsOracle, ::testing::ValuesIn(cases()), name_of);
 
+/// Stage 1 by its definition, in fp32 on the host: per tile the NaN-ignoring
+/// max, then for greedy rows the max and its lowest id, for sampling rows
+/// every key exp(...) / (E + eps) folded in id order (lowest id on ties, NaN
+/// below every number). The kernel screens candidates with an approximate
+/// division and divides exactly only where it must; its partials must equal
+/// this fold exactly.
+kernels::HostPartials stage1_by_definition(const Batch& b, kernels::FusedConfig c, oracle::ScalingOrder order) {
+  kernels::HostPartials p;
+  p.tiles = kernels::tile_count(b.vocab, c);
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    const float T = b.temperatures[std::size_t(r)];
+    const bool greedy = T <= b.greedy_eps;
+    const float inv_t = 1.0f / std::fmax(T, 1e-5f);
+    for (std::int64_t t = 0; t < p.tiles; ++t) {
+      const std::int64_t lo = t * c.block_v, hi = std::min(b.vocab, lo + c.block_v);
+      float m = -kInf;
+      for (std::int64_t i = lo; i < hi; ++i) m = std::fmax(m, b.x(r, i));
+      const float m_safe = m == -kInf ? 0.0f : m;
+      float best = kNaN;
+      std::int32_t idx = std::int32_t(lo);
+      for (std::int64_t i = lo; i < hi; ++i) {
+        const float x = b.x(r, i);
+        const float num = order == oracle::ScalingOrder::post ? std::exp((x - m_safe) * inv_t)
+                                                              : std::exp(x * inv_t - m_safe * inv_t);
+        const float key = greedy ? x : num / (b.e(r, i) + b.eps);
+        if (key > best || (std::isnan(best) && !std::isnan(key))) best = key, idx = std::int32_t(i);
+      }
+      p.m.push_back(m);
+      p.key.push_back(greedy ? m : best);
+      p.idx.push_back(idx);
+    }
+  }
+  return p;
+}
+
+/// Equal values (a max of -0 and +0 may be either), or both NaN.
+bool same(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+/// Rows that take every path of the stage-1 screen: one candidate, near-ties
+/// and exact ties (exact fold), tiles of tiny keys (folded again), noise
+/// outside the screen's range (zero, negative, NaN, huge), masked tiles, low
+/// temperatures where most keys underflow, greedy rows.
+Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
+  const std::int64_t V = 4096 * 3 + 3996;  // the last tile: some threads full, some not
+  std::mt19937 rng(7);
+  std::normal_distribution<float> gauss(0.0f, 3.0f);
+  std::exponential_distribution<float> expo(1.0f);
+  Batch b = Batch::make(16, V, dtype, pad);
+  for (std::int64_t r = 0; r < b.rows; ++r)
+    for (std::int64_t i = 0; i < V; ++i) b.x(r, i) = gauss(rng), b.e(r, i) = expo(rng);
+  const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 0.3f, 1.0f, 0.0f, 1e-4f};
+  std::copy(std::begin(temps), std::end(temps), b.temperatures.begin());
+  for (std::int64_t i = 0; i < V; ++i) {
+    b.x(1, i) = i % 128 == 5 ? 0.0f : -float(i % 113) / 113;  // every tile's max is 0 (noise below)
+    b.e(6, i) = 0.25f * float(1 + i % 4), b.x(6, i) = float(i % 7);  // exact ties everywhere
+    b.e(7, i) = 1.0f - float(i % 3 + (i == 4096 + 1003)) * 0x1p-24f;    // keys ulps apart; tile 1's best
+    b.x(7, i) = 2.0f;                                                   // deep inside a thread
+    if (i < 8192) b.e(8, i) = 1e35f;                                    // two tiles of tiny keys
+    b.e(9, i) = 1e37f + 3e38f * float(i % 1000) / 1000;                 // tiny keys, some subnormal
+  }
+  for (std::int64_t i = 0; i < V; i += 97) b.e(10, i) = -b.e(10, i), b.e(11, i) = kNaN;
+  for (std::int64_t i = 0; i + 3 < V; i += 131) b.e(10, i + 1) = 0.0f, b.x(11, i + 3) = kNaN;
+  for (std::int64_t i = 4096; i < 8192; ++i) b.x(12, i) = -kInf;  // a masked tile
+  for (std::int64_t i = 0; i < V; i += 3) b.x(13, i) = b.x(13, 0);  // repeated logits
+  for (std::int64_t i = 4096 * 3; i < V; ++i) b.x(14, i) = kNaN;   // greedy, a NaN tail tile
+  for (std::int64_t i = 0; i < V; ++i) b.x(5, i) = float(i % 5);   // greedy, ties within threads
+  b.round_logits();
+  // Row 1: keys p / (1.5 p), a few ulps apart everywhere, where a multiply by
+  // a reciprocal misorders neighbours.
+  for (std::int64_t i = 0; i < V; ++i) b.e(1, i) = 1.5f * std::exp(b.x(1, i) * (1.0f / b.temperatures[1]));
+  return b;
+}
+
+TEST(Stage1Partials, EqualTheDefinitionExactly) {
+  if (std::string(kernels::backend_name()) != "cpu")
+    GTEST_SKIP() << "the definition is evaluated with the host's expf, which only the cpu backend shares; on a GPU "
+                    "the property suite checks stage 1 against the oracle";
+  for (auto dtype : {oracle::Dtype::bf16, oracle::Dtype::f32})
+    for (std::int64_t pad : {0, 7}) {  // pad 7: rows 16-byte aligned, so full tiles take the vector loads
+      const Batch b = screen_rows(dtype, pad);
+      for (const char* name : {"fused-post", "fused-pre"})
+        for (auto c : {kernels::FusedConfig{4096, 256}, kernels::FusedConfig{2048, 256}, kernels::FusedConfig{128, 64}}) {
+          const Kernel& k = *kernels::find_kernel(name);
+          kernels::RunOptions o;
+          o.config = c;
+          const auto run = fixtures::run_kernel(k, b, o);
+          ASSERT_TRUE(run.status.ok) << run.status.message;
+          const auto want = stage1_by_definition(b, c, k.order);
+          ASSERT_EQ(run.partials.idx.size(), want.idx.size());
+          int shown = 0;
+          for (std::size_t j = 0; j < want.idx.size() && shown < 5; ++j) {
+            const auto& got = run.partials;
+            if (same(got.m[j], want.m[j]) && same(got.key[j], want.key[j]) && got.idx[j] == want.idx[j])
+              continue;
+            ++shown;
+            ADD_FAILURE() << name << " " << oracle::to_string(dtype) << " pad " << pad << " BLOCK_V=" << c.block_v
+                          << " row " << j / std::size_t(want.tiles) << " tile " << j % std::size_t(want.tiles)
+                          << ": kernel (m, key, idx) = (" << got.m[j] << ", " << got.key[j] << ", " << got.idx[j]
+                          << "), definition (" << want.m[j] << ", " << want.key[j] << ", " << want.idx[j] << ")";
+          }
+        }
+    }
+}
+
 TEST(Registry, NamesAreUniqueAndFindable) {
   for (const auto* list : {&kernels::kernels(), &kernels::mutants()})
     for (const Kernel& k : *list) EXPECT_EQ(kernels::find_kernel(k.name), &k) << k.name;
