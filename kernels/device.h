@@ -11,6 +11,7 @@
 #include <hip/hip_runtime.h>
 #endif
 #include <cmath>
+#include <cstdlib>
 
 namespace raceoracle::kernels::device {
 
@@ -24,17 +25,71 @@ __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
 #endif
 }
 
-/// a / b from one reciprocal approximation and one multiply: the cheap
-/// division the stage-1 race screens its candidates with (never a key that is
-/// stored). Relative error at most 2^-22 (2 ulp) while b is in [2^-126,
-/// 2^126] and the result normal; the screen's proof (fused.hip) rests on that.
-__device__ __forceinline__ float approx_div(float a, float b) {
+/// Approximations the stage-1 screen ranks candidates with (fused.hip); no
+/// key that is stored comes from them. Their documented accuracy is what the
+/// screen's proof uses:
+///   exp2_approx: CUDA exp2f, 2 ulp (MUFU.EX2 plus range scaling); glibc's and
+///                OCML's exp2f on the cpu and amd backends, within 1 ulp.
+///   rcp_approx:  PTX rcp.approx.ftz.f32, 1 ulp for normal b, a subnormal
+///                result flushed to 0 (b > 2^126); v_rcp_f32, 1 ulp, on amd;
+///                correctly rounded on cpu.
+__device__ __forceinline__ float exp2_approx(float x) { return exp2f(x); }
+__device__ __forceinline__ float rcp_approx(float b) {
 #if defined(RACEORACLE_BACKEND_CPU)
-  return a * (1.0f / b);  // two roundings: within 2^-23
+  return 1.0f / b;
 #elif defined(__CUDACC__)
-  return __fdividef(a, b);  // MUFU.RCP + FMUL; CUDA: 2 ulp for |b| in [2^-126, 2^126]
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  return r;
 #else
-  return a * __builtin_amdgcn_rcpf(b);  // v_rcp_f32: 1 ulp
+  return __builtin_amdgcn_rcpf(b);
+#endif
+}
+
+/// Programmatic dependent launch (NVIDIA sm_90 and later; a no-op elsewhere).
+/// A grid launched with launch_chained may start while the grid before it in
+/// the stream still runs: it must call wait_for_prior_grid before touching
+/// memory that grid reads or writes (the wait returns once that grid has
+/// finished and its writes are visible). allow_next_grid lets the next
+/// chained grid be scheduled early; it makes no memory promise.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_grid() {
+#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/// Launches `kernel` on the default stream, chained to the grid before it
+/// (see wait_for_prior_grid) where the platform supports it. Setting
+/// RACEORACLE_UNCHAINED=1 launches plainly instead (to measure what chaining
+/// gives; the results are the same).
+template <class... Params, class... Args>
+hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+  static const bool unchained = [] {
+    const char* e = std::getenv("RACEORACLE_UNCHAINED");
+    return e && *e && *e != '0';
+  }();
+  if (unchained) {
+    kernel<<<grid, block>>>(args...);
+    return cudaGetLastError();
+  }
+  cudaLaunchAttribute chain[1];
+  chain[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  chain[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.attrs = chain;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, args...);
+#else
+  hipLaunchKernelGGL(kernel, grid, block, 0, nullptr, args...);
+  return hipGetLastError();
 #endif
 }
 

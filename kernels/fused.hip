@@ -58,53 +58,59 @@ enum class Screened : std::uint8_t {
 
 /// A tile whose best exact key is at least this was decided without the
 /// threads the screen called tiny.
-constexpr float kDecisiveKey = 0x1p-99f;
+constexpr float kDecisiveKey = 0x1p-74f;
 
-/// Sampling rows: the thread's exact best with one IEEE division per thread
-/// instead of one per id. Every id gets p = exp(...), d = E + eps and a
-/// screening key q = approx_div(p, d); ids with q >= top * (1 - 2^-17), top
-/// the largest q, are the candidates; one candidate is the exact best, and
-/// only its key is divided exactly.
+/// Sampling rows: the thread's exact best with one expf and one IEEE division
+/// per thread instead of one each per id. Every id gets a screening key
+/// q = exp2(t log2 e) * rcp(d), t = (x - m) / T its exponent and d = E + eps,
+/// from the fast approximations of device.h; the ids with q >= top (1 -
+/// 2^-14), top the largest q, are the candidates. One candidate is the exact
+/// best, and only its key is computed exactly; anything else goes to the
+/// exact fold.
 ///
-/// Why the exact best is always a candidate. Given p in [0, 1] or NaN
-/// (race_numerator), every d >= 2^-126 (checked) and top >= 2^-100 (checked):
-/// approx_div is within 2^-22 |p/d| + 2^-126 of p/d for d <= 2^126, and for
-/// d > 2^126 both p/d and q lie in [0, 2^-126]. Let w hold the exact best K*
-/// (normal, as top >= 2^-100). Every p_i/d_i is at most K* (1 + 2^-24) (round
-/// to nearest is monotone), so top <= K* (1 + 2^-24)(1 + 2^-22) + 2^-126, and
-/// q_w >= K* (1 + 2^-24)^-1 (1 - 2^-22) - 2^-126. Together q_w >= top (1 -
-/// 2^-20) - 2^-125 >= top (1 - 2^-19), above the cut. A NaN q comes with a
-/// NaN exact key, which never beats a number, and is skipped by fmaxf.
-/// Several candidates (near-ties, exact ties) are left to the exact fold, as
-/// is any thread outside the checked ranges.
+/// Why the exact best is a candidate. Checked: every d >= 2^-20 and top in
+/// [2^-75, inf). Write e_i = exp(t_i) / d_i. The exact key is K_i = e_i (1 +
+/// h_i), |h_i| <= 2^-21.4 (expf 2 ulp, division 0.5 ulp). The screening key
+/// is q_i = e_i (1 + g_i) + a_i: |g_i| <= 2^-16.6, where exp2 is 2 ulp, the
+/// reciprocal 1 ulp, the product 0.5 ulp, and rounding log2 e and t log2 e
+/// moves the exponent by at most |t| 2^-23, with |t| <= 67 for any id whose
+/// q or exact key can reach 2^-76 (that needs exp(t) >= 2^-96, d >= 2^-20);
+/// a_i <= 2^-105 absolute covers results below 2^-126 flushed or rounded,
+/// and q_i = 0 for d_i > 2^126 where e_i < 2^-126. Let w hold the best key
+/// K*. Then e_i <= K* / (1 - 2^-21.4) for every i, so top <= K* (1 + 2^-16.5)
+/// + 2^-105, and q_w >= K* (1 - 2^-16.5) - 2^-105. Hence q_w >= top (1 -
+/// 2^-15.4) - 2^-104 > top (1 - 2^-14) (top >= 2^-75): w is a candidate. A
+/// NaN q comes with a NaN exact key, which never beats a number; fmaxf skips
+/// it. Under the fast_exp mutant the screen uses the mutant's exp, so the
+/// mutant still races the keys it defines.
 ///
-/// Tiny: top < 2^-100 bounds every exact key of the thread below 2^-100 (1 +
-/// 2^-20) < kDecisiveKey, so such a thread cannot hold a tile's best unless
-/// the tile's best is below kDecisiveKey, and then the caller folds the tile
-/// again exactly.
+/// Tiny: top < 2^-75 puts every exact key of the thread below kDecisiveKey,
+/// so such a thread cannot hold the best of a tile whose best reaches it; the
+/// caller folds a tile that does not exactly.
 template <ScalingOrder ORDER, Defect D, int ITEMS>
 __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
                                                  float inv_t, float eps, Best& best) {
-  float p[ITEMS], d[ITEMS], q[ITEMS];
+  float q[ITEMS], d[ITEMS];
   float top = 0.0f, low = INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    p[j] = race_numerator<ORDER, D>(v[j], m_safe, inv_t);
+    const float t = race_exponent<ORDER>(v[j], m_safe, inv_t);
+    const float p = D == Defect::fast_exp ? race_exp<D>(t) : device::exp2_approx(t * 1.44269504f);
     d[j] = ev[j] + eps;
-    q[j] = device::approx_div(p[j], d[j]);
+    q[j] = p * device::rcp_approx(d[j]);
     top = fmaxf(top, q[j]);
     low = fminf(low, d[j]);
   }
-  if (!(low >= 0x1p-126f) || !(top < INFINITY)) return Screened::exact;
-  if (top < 0x1p-100f) return Screened::tiny;
-  const float cut = top * (1.0f - 0x1p-17f);
+  if (!(low >= 0x1p-20f) || !(top < INFINITY)) return Screened::exact;
+  if (top < 0x1p-75f) return Screened::tiny;
+  const float cut = top * (1.0f - 0x1p-14f);
   int n = 0, c = 0;
-  float pc = 0.0f, dc = 1.0f;
+  float xc = 0.0f, dc = 1.0f;
 #pragma unroll
   for (int j = ITEMS - 1; j >= 0; --j)
-    if (q[j] >= cut) ++n, c = j, pc = p[j], dc = d[j];
+    if (q[j] >= cut) ++n, c = j, xc = v[j], dc = d[j];
   if (n != 1) return Screened::exact;
-  best = Best{pc / dc, c};  // bit for bit race_key of item c
+  best = Best{race_numerator<ORDER, D>(xc, m_safe, inv_t) / dc, c};  // race_key of item c, bit for bit
   return Screened::decided;
 }
 
@@ -123,6 +129,8 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
   __shared__ float smem_max[32];
   __shared__ Best smem_best[32];
+  device::wait_for_prior_grid();  // its writes (the logits, say) are visible from here
+  device::allow_next_grid();      // stage 2 may be scheduled; it waits for this grid
   const SampleArgs& a = s.a;
   const int tile = int(blockIdx.x);
   const std::int64_t row = blockIdx.y;
@@ -202,6 +210,8 @@ template <int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
   __shared__ float smem_max[32];
   __shared__ Best smem_best[32];
+  device::wait_for_prior_grid();  // stage 1's partials are complete and visible
+  device::allow_next_grid();
   const SampleArgs& a = s.a;
   const std::int64_t row = blockIdx.x;
   const std::int64_t base = row * s.p.tiles;
@@ -240,8 +250,7 @@ constexpr int kStage2Threads = 256;
 template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
 hipError_t launch_stage1(const Stage1Args& s) {
   const dim3 grid(unsigned(s.p.tiles), unsigned(s.a.rows));
-  hipLaunchKernelGGL((fused_stage1_kernel<Logit, ORDER, BLOCK_V, THREADS, D>), grid, dim3(THREADS), 0, nullptr, s);
-  return hipGetLastError();
+  return device::launch_chained(fused_stage1_kernel<Logit, ORDER, BLOCK_V, THREADS, D>, grid, dim3(THREADS), s);
 }
 
 template <class Logit, ScalingOrder ORDER, Defect D>
@@ -269,9 +278,8 @@ hipError_t by_defect(const Stage1Args& s, const FusedConfig& c, Defect d) {
 
 template <Defect D>
 hipError_t launch_stage2(const Stage1Args& s) {
-  hipLaunchKernelGGL((fused_stage2_kernel<kStage2Threads, D>), dim3(unsigned(s.a.rows)), dim3(kStage2Threads), 0,
-                     nullptr, s);
-  return hipGetLastError();
+  return device::launch_chained(fused_stage2_kernel<kStage2Threads, D>, dim3(unsigned(s.a.rows)),
+                                dim3(kStage2Threads), s);
 }
 
 Status status_of(hipError_t e, const char* what) {

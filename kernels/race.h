@@ -144,12 +144,18 @@ __device__ __forceinline__ float race_exp(float a) {
   return expf(a);
 }
 
-/// The numerator of the race key, exp((x - m) / t), in the given order. In
-/// [0, 1] or NaN: x <= m_safe for every id that is not NaN.
+/// The exponent of the race key, (x - m) / t, in the given order: <= 0 or
+/// NaN, as x <= m_safe for every id that is not NaN.
+template <oracle::ScalingOrder ORDER>
+__device__ __forceinline__ float race_exponent(float x, float m_safe, float inv_t) {
+  if (ORDER == oracle::ScalingOrder::post) return (x - m_safe) * inv_t;
+  return x * inv_t - m_safe * inv_t;
+}
+
+/// The numerator of the race key, exp((x - m) / t): in [0, 1] or NaN.
 template <oracle::ScalingOrder ORDER, Defect D>
 __device__ __forceinline__ float race_numerator(float x, float m_safe, float inv_t) {
-  if (ORDER == oracle::ScalingOrder::post) return race_exp<D>((x - m_safe) * inv_t);
-  return race_exp<D>(x * inv_t - m_safe * inv_t);
+  return race_exp<D>(race_exponent<ORDER>(x, m_safe, inv_t));
 }
 
 /// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division.

@@ -271,7 +271,7 @@ Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 0.3f, 1.0f, 0.0f, 1e-4f};
   std::copy(std::begin(temps), std::end(temps), b.temperatures.begin());
   for (std::int64_t i = 0; i < V; ++i) {
-    b.x(1, i) = i % 128 == 5 ? 0.0f : -float(i % 113) / 113;  // every tile's max is 0 (noise below)
+    b.x(1, i) = i % 128 == 5 ? 0.0f : -9.8f * float(i % 113) / 113;  // every tile max 0; exponents to -14
     b.e(6, i) = 0.25f * float(1 + i % 4), b.x(6, i) = float(i % 7);  // exact ties everywhere
     b.e(7, i) = 1.0f - float(i % 3 + (i == 4096 + 1003)) * 0x1p-24f;    // keys ulps apart; tile 1's best
     b.x(7, i) = 2.0f;                                                   // deep inside a thread
