@@ -64,7 +64,8 @@ constexpr float kDecisiveKey = 0x1p-74f;
 /// per thread instead of one each per id. Every id gets a screening key
 /// q = exp2(t log2 e) * rcp(d), t = (x - m) / T its exponent and d = E + eps,
 /// from the fast approximations of device.h; the ids with q >= top (1 -
-/// 2^-14), top the largest q, are the candidates. One candidate is the exact
+/// 2^-14), top the largest q, are the candidates (NaN q never is: every
+/// comparison with it is false). One candidate is the exact
 /// best, and only its key is computed exactly; anything else goes to the
 /// exact fold.
 ///
@@ -80,8 +81,7 @@ constexpr float kDecisiveKey = 0x1p-74f;
 /// K*. Then e_i <= K* / (1 - 2^-21.4) for every i, so top <= K* (1 + 2^-16.5)
 /// + 2^-105, and q_w >= K* (1 - 2^-16.5) - 2^-105. Hence q_w >= top (1 -
 /// 2^-15.4) - 2^-104 > top (1 - 2^-14) (top >= 2^-75): w is a candidate. A
-/// NaN q comes with a NaN exact key, which never beats a number; fmaxf skips
-/// it. Under the fast_exp mutant the screen uses the mutant's exp, so the
+/// NaN q comes with a NaN exact key, which never beats a number. Under the fast_exp mutant the screen uses the mutant's exp, so the
 /// mutant still races the keys it defines.
 ///
 /// Tiny: top < 2^-75 puts every exact key of the thread below kDecisiveKey,
@@ -90,26 +90,26 @@ constexpr float kDecisiveKey = 0x1p-74f;
 template <ScalingOrder ORDER, Defect D, int ITEMS>
 __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
                                                  float inv_t, float eps, Best& best) {
-  float q[ITEMS], d[ITEMS];
-  float top = 0.0f, low = INFINITY;
+  // One pass, nothing kept per id: the largest q with its item, and the
+  // largest of the others (`second`); a single candidate means second < cut.
+  float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, dc = 1.0f;
+  int c = 0;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const float t = race_exponent<ORDER>(v[j], m_safe, inv_t);
     const float p = D == Defect::fast_exp ? race_exp<D>(t) : device::exp2_approx(t * 1.44269504f);
-    d[j] = ev[j] + eps;
-    q[j] = p * device::rcp_approx(d[j]);
-    top = fmaxf(top, q[j]);
-    low = fminf(low, d[j]);
+    const float d = ev[j] + eps;
+    const float q = p * device::rcp_approx(d);
+    low = fminf(low, d);
+    if (q > top) {
+      second = top, top = q, xc = v[j], dc = d, c = j;
+    } else {
+      second = fmaxf(second, q);  // a tie with top lands here: two candidates
+    }
   }
   if (!(low >= 0x1p-20f) || !(top < INFINITY)) return Screened::exact;
   if (top < 0x1p-75f) return Screened::tiny;
-  const float cut = top * (1.0f - 0x1p-14f);
-  int n = 0, c = 0;
-  float xc = 0.0f, dc = 1.0f;
-#pragma unroll
-  for (int j = ITEMS - 1; j >= 0; --j)
-    if (q[j] >= cut) ++n, c = j, xc = v[j], dc = d[j];
-  if (n != 1) return Screened::exact;
+  if (second >= top * (1.0f - 0x1p-14f)) return Screened::exact;  // more than one candidate
   best = Best{race_numerator<ORDER, D>(xc, m_safe, inv_t) / dc, c};  // race_key of item c, bit for bit
   return Screened::decided;
 }
@@ -142,28 +142,28 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
   const float* e = row_start<D>(a.noise, row, noise_stride) + start;
 
-  float v[ITEMS], ev[ITEMS];
-  int first, step;  // id of item j: start + first + j * step
   // Vector loads need whole 16-byte vectors per thread: 8 bf16 / 4 fp32 ids.
   constexpr bool VECTORIZABLE = ITEMS % (16 / sizeof(Logit)) == 0 && ITEMS % 4 == 0;
-  bool vector = false;
-  if constexpr (VECTORIZABLE) {
-    vector = n == BLOCK_V && aligned16(x) && (greedy || aligned16(e));
-    if (vector) {
-      first = int(threadIdx.x) * ITEMS, step = 1;
-      load_vector<ITEMS>(x + first, v);
-      if (!greedy) load_vector<ITEMS>(e + first, ev);
+  const bool vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || aligned16(e));
+  const int first = vector ? int(threadIdx.x) * ITEMS : int(threadIdx.x);  // item j is id start + first + j * step
+  const int step = vector ? 1 : THREADS;
+  auto load_items = [&](float (&v)[ITEMS], float (&ev)[ITEMS]) {
+    if constexpr (VECTORIZABLE) {
+      if (vector) {
+        load_vector<ITEMS>(x + first, v);
+        if (!greedy) load_vector<ITEMS>(e + first, ev);
+        return;
+      }
     }
-  }
-  if (!vector) {
-    first = int(threadIdx.x), step = THREADS;
 #pragma unroll
     for (int j = 0; j < ITEMS; ++j) {
       const int i = first + j * step;
       v[j] = i < n ? load_logit(x + i) : -INFINITY;
       ev[j] = i < n && !greedy ? e[i] : 1.0f;
     }
-  }
+  };
+  float v[ITEMS], ev[ITEMS];
+  load_items(v, ev);
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) m = MaxOf<D>{}(m, v[j]);
@@ -185,14 +185,18 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
       best = count >= ITEMS ? greedy_items<D, ITEMS, true>(v, count) : greedy_items<D, ITEMS, false>(v, count);
     best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
   } else {
-    // Screened first; a tile whose best is not decisive is folded again, all
-    // exact (block-uniform: every thread sees the reduced best).
-    for (bool all_exact = false;; all_exact = true) {
-      const Screened how = all_exact ? Screened::exact : screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps, best);
-      if (how == Screened::exact) best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
-      if (how == Screened::tiny) best = no_candidate();
+    const Screened how = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps, best);
+    if (how == Screened::exact) best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
+    if (how == Screened::tiny) best = no_candidate();
+    best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
+    if (!(best.key >= kDecisiveKey)) {
+      // Not decisive (block-uniform, rare: masked or all-tiny tiles): fold
+      // the tile again, all exact, reloading it rather than keeping the
+      // items in registers across the reduction.
+      float v2[ITEMS], ev2[ITEMS];
+      load_items(v2, ev2);
+      best = fold_items<ORDER, D, ITEMS, false>(v2, ev2, count, m_safe, inv_t, a.eps);
       best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
-      if (all_exact || best.key >= kDecisiveKey) break;
     }
   }
   if (threadIdx.x == 0) {
