@@ -37,33 +37,33 @@ Scratch carve(void* p, std::int64_t rows, std::int64_t vocab) {
 
 template <class Logit, Defect D>
 __global__ __launch_bounds__(kThreads) void race_kernel(SampleArgs a, Scratch s) {
-  __shared__ float smem_max[32];
-  __shared__ Best smem_best[32];
+  __shared__ unsigned smem_max[32];
+  __shared__ OrderedBest smem_best[32];
   const std::int64_t row = blockIdx.x;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   const float* e = row_start<D>(a.noise, row, D == Defect::noise_stride ? a.logit_stride : a.noise_stride);
   float m = -INFINITY;
   for (std::int64_t i = threadIdx.x; i < a.vocab; i += kThreads) m = MaxOf<D>{}(m, load_logit(x + i));
-  m = block_reduce<D>(m, MaxOf<D>{}, smem_max);
+  m = block_max<D>(m, smem_max);
   const float m_safe = guard_max<D>(m);
   const float inv_t = inverse_temperature(a.temperatures[row]);
   Best best = no_candidate();
   for (std::int64_t i = threadIdx.x; i < a.vocab; i += kThreads)
     best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(load_logit(x + i), m_safe, inv_t, e[i], a.eps), int(i)});
-  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) s.sampled[row] = best.idx;
 }
 
 template <class Logit, Defect D>
 __global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Scratch s) {
-  __shared__ Best smem_best[32];
+  __shared__ OrderedBest smem_best[32];
   const std::int64_t row = blockIdx.y, start = std::int64_t(blockIdx.x) * kChunk;
   const std::int64_t end = a.vocab - start < kChunk ? a.vocab : start + kChunk;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   Best best = no_candidate();
   for (std::int64_t i = start + threadIdx.x; i < end; i += kThreads)
     best = BetterOf<D>{}(best, Best{load_logit(x + i), int(i)});
-  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) {
     const std::int64_t k = row * gridDim.x + blockIdx.x;
     s.chunk_key[k] = best.key;
@@ -73,14 +73,14 @@ __global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Sc
 
 template <Defect D>
 __global__ __launch_bounds__(kThreads) void argmax_final_kernel(SampleArgs a, Scratch s, int chunks) {
-  __shared__ Best smem_best[32];
+  __shared__ OrderedBest smem_best[32];
   const std::int64_t row = blockIdx.x;
   Best best = no_candidate();
   for (int c = int(threadIdx.x); c < chunks; c += kThreads) {
     const std::int64_t k = row * chunks + c;
     best = BetterOf<D>{}(best, Best{s.chunk_key[k], s.chunk_idx[k]});
   }
-  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) s.greedy[row] = best.idx;
 }
 

@@ -93,4 +93,28 @@ hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args
 #endif
 }
 
+/// Warp-wide max / min of an unsigned value; every lane gets it.
+__device__ __forceinline__ unsigned warp_max(unsigned v) {
+#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+  return __reduce_max_sync(0xffffffffu, v);
+#else
+  for (int m = warpSize / 2; m > 0; m /= 2) {
+    const unsigned w = shfl_xor(v, m);
+    v = w > v ? w : v;
+  }
+  return v;
+#endif
+}
+__device__ __forceinline__ unsigned warp_min(unsigned v) {
+#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+  return __reduce_min_sync(0xffffffffu, v);
+#else
+  for (int m = warpSize / 2; m > 0; m /= 2) {
+    const unsigned w = shfl_xor(v, m);
+    v = w < v ? w : v;
+  }
+  return v;
+#endif
+}
+
 }  // namespace raceoracle::kernels::device

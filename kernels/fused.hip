@@ -127,8 +127,8 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
 template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
-  __shared__ float smem_max[32];
-  __shared__ Best smem_best[32];
+  __shared__ unsigned smem_max[32];
+  __shared__ OrderedBest smem_best[32];
   device::wait_for_prior_grid();  // its writes (the logits, say) are visible from here
   device::allow_next_grid();      // stage 2 may be scheduled; it waits for this grid
   const SampleArgs& a = s.a;
@@ -167,7 +167,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) m = MaxOf<D>{}(m, v[j]);
-  m = block_reduce<D>(m, MaxOf<D>{}, smem_max);
+  m = block_max<D>(m, smem_max);
 
   const float inv_t = inverse_temperature(T);
   const float m_safe = guard_max<D>(m);
@@ -183,12 +183,12 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
       best = fold_items<ORDER, D, ITEMS, true>(v, ev, count, m_safe, inv_t, a.eps);
     else
       best = count >= ITEMS ? greedy_items<D, ITEMS, true>(v, count) : greedy_items<D, ITEMS, false>(v, count);
-    best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
+    best = block_best<D>(to_id(best), smem_best);
   } else {
     const Screened how = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps, best);
     if (how == Screened::exact) best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
     if (how == Screened::tiny) best = no_candidate();
-    best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
+    best = block_best<D>(to_id(best), smem_best);
     if (!(best.key >= kDecisiveKey)) {
       // Not decisive (block-uniform, rare: masked or all-tiny tiles): fold
       // the tile again, all exact, reloading it rather than keeping the
@@ -196,7 +196,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
       float v2[ITEMS], ev2[ITEMS];
       load_items(v2, ev2);
       best = fold_items<ORDER, D, ITEMS, false>(v2, ev2, count, m_safe, inv_t, a.eps);
-      best = block_reduce<D>(to_id(best), BetterOf<D>{}, smem_best);
+      best = block_best<D>(to_id(best), smem_best);
     }
   }
   if (threadIdx.x == 0) {
@@ -212,8 +212,8 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
 /// No clamp of the result: an escaped sentinel must show as out of range.
 template <int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
-  __shared__ float smem_max[32];
-  __shared__ Best smem_best[32];
+  __shared__ unsigned smem_max[32];
+  __shared__ OrderedBest smem_best[32];
   device::wait_for_prior_grid();  // stage 1's partials are complete and visible
   device::allow_next_grid();
   const SampleArgs& a = s.a;
@@ -223,7 +223,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
 
   float mm = -INFINITY;
   for (int t = int(threadIdx.x); t < tiles; t += THREADS) mm = MaxOf<D>{}(mm, s.p.m[base + t]);
-  mm = block_reduce<D>(mm, MaxOf<D>{}, smem_max);
+  mm = block_max<D>(mm, smem_max);
 
   const float T = a.temperatures[row];
   const bool greedy = is_greedy<D>(T, a.greedy_eps);
@@ -241,7 +241,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
     }
     best = BetterOf<D>{}(best, Best{key, t});
   }
-  best = block_reduce<D>(best, BetterOf<D>{}, smem_best);
+  best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) {
     int token = s.p.idx[base + best.idx];
     if (D == Defect::result_clamp) token = token < 0 ? 0 : token >= a.vocab ? int(a.vocab - 1) : token;

@@ -59,24 +59,58 @@ struct MaxOf {
   }
 };
 
-__device__ __forceinline__ float shfl_xor(float v, int m) { return device::shfl_xor(v, m); }
-__device__ __forceinline__ Best shfl_xor(const Best& v, int m) {
-  return Best{device::shfl_xor(v.key, m), device::shfl_xor(v.idx, m)};
+/// Values cross the block reductions as unsigned integers ordered as the race
+/// orders them, so that a warp reduces them in one instruction (redux.sync on
+/// NVIDIA) instead of a shuffle tree of float compares. ordered() is
+/// increasing in the value, maps -0 and +0 alike (they tie), and puts NaN at
+/// `nan_at` (0: below every number; ~0u: above, for the nan_max mutant).
+__device__ __forceinline__ unsigned ordered(float f, unsigned nan_at) {
+  const unsigned u = __float_as_uint(f + 0.0f);  // -0 + 0 is +0
+  if (f != f) return nan_at;
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+/// The inverse of ordered(): 0 and ~0u (no number maps there) are NaN.
+__device__ __forceinline__ float from_ordered(unsigned o) {
+  if (o == 0u || o == ~0u) return NAN;
+  return __uint_as_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
 }
 
-/// Block-wide reduction with a commutative `op`; every thread gets the
-/// result. `smem` holds one value per warp (at most 32 warps).
-template <Defect D, class T, class Op>
-__device__ T block_reduce(T v, Op op, T* smem) {
-  for (int offset = warpSize / 2; offset > 0; offset /= 2) v = op(v, shfl_xor(v, offset));
+/// A candidate in reduction form: its ordered key, and its id coded so that
+/// the smaller code wins a tie (the lowest id; the highest under high_id_tie).
+struct OrderedBest {
+  unsigned key, id;
+};
+
+/// The block's maximum under MaxOf<D> (NaN ignored; propagated under nan_max);
+/// every thread gets it. `smem` holds one value per warp (at most 32 warps).
+template <Defect D>
+__device__ float block_max(float v, unsigned* smem) {
+  unsigned o = device::warp_max(ordered(v, D == Defect::nan_max ? ~0u : 0u));
   const int warp = int(threadIdx.x) / warpSize, lane = int(threadIdx.x) % warpSize;
-  if (lane == 0) smem[warp] = v;
-  if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
   const int warps = (int(blockDim.x) + warpSize - 1) / warpSize;
-  T r = smem[0];
-  for (int w = 1; w < warps; ++w) r = op(r, smem[w]);
+  if (lane == 0) smem[warp] = o;
+  if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
+  o = device::warp_max(lane < warps ? smem[lane] : 0u);
   __syncthreads();  // smem may be reused by the next reduction
-  return r;
+  return from_ordered(o);
+}
+
+/// The block's best candidate in the order of beats<D>; every thread gets it.
+template <Defect D>
+__device__ Best block_best(const Best& b, OrderedBest* smem) {
+  auto reduce_warp = [](OrderedBest c) {
+    const unsigned top = device::warp_max(c.key);
+    return OrderedBest{top, device::warp_min(c.key == top ? c.id : ~0u)};
+  };
+  const unsigned id = D == Defect::high_id_tie ? ~unsigned(b.idx) : unsigned(b.idx);
+  OrderedBest c = reduce_warp(OrderedBest{ordered(b.key, 0u), id});
+  const int warp = int(threadIdx.x) / warpSize, lane = int(threadIdx.x) % warpSize;
+  const int warps = (int(blockDim.x) + warpSize - 1) / warpSize;
+  if (lane == 0) smem[warp] = c;
+  if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
+  c = reduce_warp(lane < warps ? smem[lane] : OrderedBest{0u, ~0u});
+  __syncthreads();  // smem may be reused by the next reduction
+  return Best{from_ordered(c.key), int(D == Defect::high_id_tie ? ~c.id : c.id)};
 }
 
 /// 16 bytes loaded as one vector instruction (the pointer must be 16-aligned).

@@ -114,6 +114,7 @@ T __shfl_down(T v, unsigned delta, int width = warpSize) {
   return ::hipcpu::shfl(v, src);
 }
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 // expf, floorf, fmaxf: glibc's, from <math.h> (expf within 1 ulp).
 
 // --- host runtime -----------------------------------------------------------
