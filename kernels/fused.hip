@@ -92,6 +92,7 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
                                                  float inv_t, float eps, Best& best) {
   // One pass, nothing kept per id: the largest q with its item, and the
   // largest of the others (`second`); a single candidate means second < cut.
+  // Invariant: second <= top.
   float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, dc = 1.0f;
   int c = 0;
 #pragma unroll
@@ -101,11 +102,15 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
     const float d = ev[j] + eps;
     const float q = p * device::rcp_approx(d);
     low = fminf(low, d);
-    if (q > top) {
-      second = top, top = q, xc = v[j], dc = d, c = j;
-    } else {
-      second = fmaxf(second, q);  // a tie with top lands here: two candidates
-    }
+    // Branch-free: min/max and selects. A q tying top raises `second` to top
+    // (two candidates); a NaN q does too (fminf), sending the thread to the
+    // exact fold, which only rows out of contract can cause.
+    const bool lead = q > top;
+    second = fmaxf(second, fminf(top, q));
+    xc = lead ? v[j] : xc;
+    dc = lead ? d : dc;
+    c = lead ? j : c;
+    top = fmaxf(top, q);
   }
   if (!(low >= 0x1p-20f) || !(top < INFINITY)) return Screened::exact;
   if (top < 0x1p-75f) return Screened::tiny;
