@@ -64,10 +64,10 @@ constexpr float kDecisiveKey = 0x1p-74f;
 /// per thread instead of one each per id. Every id gets a screening key
 /// q = exp2(t log2 e) * rcp(d), t = (x - m) / T its exponent and d = E + eps,
 /// from the fast approximations of device.h; the ids with q >= top (1 -
-/// 2^-14), top the largest q, are the candidates (NaN q never is: every
-/// comparison with it is false). One candidate is the exact
-/// best, and only its key is computed exactly; anything else goes to the
-/// exact fold.
+/// 2^-14), top the largest q, are the candidates. One candidate is the exact
+/// best, and only its key is computed exactly; anything else (several
+/// candidates, a NaN q, a value out of the checked ranges) goes to the exact
+/// fold.
 ///
 /// Why the exact best is a candidate. Checked: every d >= 2^-20 and top in
 /// [2^-75, inf). Write e_i = exp(t_i) / d_i. The exact key is K_i = e_i (1 +
@@ -80,13 +80,13 @@ constexpr float kDecisiveKey = 0x1p-74f;
 /// and q_i = 0 for d_i > 2^126 where e_i < 2^-126. Let w hold the best key
 /// K*. Then e_i <= K* / (1 - 2^-21.4) for every i, so top <= K* (1 + 2^-16.5)
 /// + 2^-105, and q_w >= K* (1 - 2^-16.5) - 2^-105. Hence q_w >= top (1 -
-/// 2^-15.4) - 2^-104 > top (1 - 2^-14) (top >= 2^-75): w is a candidate. A
-/// NaN q comes with a NaN exact key, which never beats a number. Under the fast_exp mutant the screen uses the mutant's exp, so the
-/// mutant still races the keys it defines.
+/// 2^-15.4) - 2^-104 > top (1 - 2^-14) (top >= 2^-75): w is a candidate.
+/// Under the fast_exp mutant the screen uses the mutant's exp, so the mutant
+/// still races the keys it defines.
 ///
-/// Tiny: top < 2^-75 puts every exact key of the thread below kDecisiveKey,
-/// so such a thread cannot hold the best of a tile whose best reaches it; the
-/// caller folds a tile that does not exactly.
+/// Tiny: top < 2^-75 puts every exact key of the thread below kDecisiveKey
+/// (a NaN one never wins), so such a thread cannot hold the best of a tile
+/// whose best reaches it; the caller folds a tile that does not exactly.
 template <ScalingOrder ORDER, Defect D, int ITEMS>
 __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
                                                  float inv_t, float eps, Best& best) {
@@ -103,8 +103,8 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
     const float q = p * device::rcp_approx(d);
     low = fminf(low, d);
     // Branch-free: min/max and selects. A q tying top raises `second` to top
-    // (two candidates); a NaN q does too (fminf), sending the thread to the
-    // exact fold, which only rows out of contract can cause.
+    // (two candidates); so does a NaN q (fminf ignores it), which only rows
+    // out of contract can produce.
     const bool lead = q > top;
     second = fmaxf(second, fminf(top, q));
     xc = lead ? v[j] : xc;

@@ -268,7 +268,8 @@ Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   Batch b = Batch::make(16, V, dtype, pad);
   for (std::int64_t r = 0; r < b.rows; ++r)
     for (std::int64_t i = 0; i < V; ++i) b.x(r, i) = gauss(rng), b.e(r, i) = expo(rng);
-  const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 0.3f, 1.0f, 0.0f, 1e-4f};
+  const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f,
+                         1.0f, 1.0f, 1.0f,  1.0f,  0.3f, 1.0f, 0.0f, 1e-4f};
   std::copy(std::begin(temps), std::end(temps), b.temperatures.begin());
   for (std::int64_t i = 0; i < V; ++i) {
     b.x(1, i) = i % 128 == 5 ? 0.0f : -9.8f * float(i % 113) / 113;  // every tile max 0; exponents to -14
@@ -299,7 +300,8 @@ TEST(Stage1Partials, EqualTheDefinitionExactly) {
     for (std::int64_t pad : {0, 7}) {  // pad 7: rows 16-byte aligned, so full tiles take the vector loads
       const Batch b = screen_rows(dtype, pad);
       for (const char* name : {"fused-post", "fused-pre"})
-        for (auto c : {kernels::FusedConfig{4096, 256}, kernels::FusedConfig{2048, 256}, kernels::FusedConfig{128, 64}}) {
+        for (auto c : {kernels::FusedConfig{4096, 256}, kernels::FusedConfig{2048, 256},
+                       kernels::FusedConfig{128, 64}}) {
           const Kernel& k = *kernels::find_kernel(name);
           kernels::RunOptions o;
           o.config = c;
