@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -36,6 +37,14 @@ std::vector<const kernels::Kernel*> resolve(const std::vector<std::string>& name
     out.push_back(k);
   }
   return out;
+}
+
+/// The harness settings for the mutant gate: every pair in a child process
+/// that execs this binary afresh (a GPU runtime does not survive fork).
+mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeout_s) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return mutants::HarnessSettings{rs, timeout_s, true, ec ? std::string() : self.string()};
 }
 
 void write_file(const std::string& path, const std::string& text) {
@@ -106,7 +115,7 @@ int check(const CheckOptions& o) {
   if (o.mutants) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
-    mutants::HarnessSettings hs{rs, o.mutant_timeout_s, true};
+    const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
     std::vector<mutants::MutantReport> reports;
     for (const auto& m : kernels::mutants()) {
       reports.push_back(mutants::run_mutant(m, hs));
@@ -151,7 +160,7 @@ int mutants(const MutantsOptions& o) {
   const auto ms = resolve(o.mutants, true);
   properties::RunSettings rs{o.seed, o.cases, ""};
   if (!o.corpus) rs.corpus_dir.clear();
-  mutants::HarnessSettings hs{rs, o.timeout_s, true};
+  const mutants::HarnessSettings hs = harness(rs, o.timeout_s);
   std::vector<mutants::MutantReport> reports;
   for (const auto* m : ms) {
     note(m->name + " ...");

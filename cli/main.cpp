@@ -3,16 +3,20 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli/bench.h"
 #include "cli/commands.h"
 #include "cli/divergence.h"
 #include "cli/verify.h"
 #include "kernels/device_memory.h"
+#include "mutants/runner.h"
 
 namespace cli = raceoracle::cli;
 
 int main(int argc, char** argv) {
+  // The mutant harness's children (mutants/runner.h), not a user command.
+  if (argc > 1 && std::string(argv[1]) == "__pair") return raceoracle::mutants::pair_child_main(argc, argv);
   CLI::App app{"raceoracle: correctness oracle and property suite for exponential-race sampling kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "raceoracle 0.1.0");

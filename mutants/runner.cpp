@@ -1,5 +1,7 @@
 #include "mutants/runner.h"
 
+#include "fixtures/batch.h"
+
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -7,12 +9,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 namespace raceoracle::mutants {
 namespace {
@@ -36,6 +40,38 @@ PairOutcome from_result(const properties::Property& p, const kernels::Kernel& m,
   return o;
 }
 
+/// A failure to run at all must never count as a kill. Before the property,
+/// the kernel the mutant was made from runs on a small batch; if it cannot
+/// (no usable device in this process, say), the pair is a crash, with why.
+std::string preflight(const kernels::Kernel& m) {
+  const kernels::Kernel* real = kernels::find_kernel(m.family == kernels::Family::fused ? "fused-post" : "baseline");
+  const fixtures::KernelRun run = fixtures::run_kernel(*real, fixtures::Batch::make(2, 300));
+  return run.status.ok ? std::string() : real->name + " itself failed to run here: " + run.status.message;
+}
+
+PairOutcome run_pair(const properties::Property& p, const kernels::Kernel& m, const properties::RunSettings& s) {
+  if (std::string e = preflight(m); !e.empty()) {
+    PairOutcome o;
+    o.property = p.name;
+    o.kind = Kind::crashed;
+    o.detail = e;
+    return o;
+  }
+  return from_result(p, m, properties::run_property(p, m, s));
+}
+
+void write_outcome(int fd, const PairOutcome& o) {
+  const std::string text = nlohmann::json{{"kind", int(o.kind)}, {"counterexample", o.counterexample},
+                                          {"replay", o.replay}, {"detail", o.detail},
+                                          {"case", o.case_json}}
+                               .dump();
+  for (std::size_t off = 0; off < text.size();) {
+    const ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) break;
+    off += std::size_t(n);
+  }
+}
+
 /// Runs one pair in a child; the child reports through a pipe as JSON.
 PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m, const HarnessSettings& s) {
   const auto start = Clock::now();
@@ -46,16 +82,23 @@ PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     close(fds[0]);
-    const PairOutcome o = from_result(p, m, properties::run_property(p, m, s.run));
-    const std::string text = nlohmann::json{{"kind", int(o.kind)}, {"counterexample", o.counterexample},
-                                            {"replay", o.replay}, {"detail", o.detail},
-                                            {"case", o.case_json}}
-                                 .dump();
-    for (std::size_t off = 0; off < text.size();) {
-      const ssize_t n = write(fds[1], text.data() + off, text.size() - off);
-      if (n <= 0) break;
-      off += std::size_t(n);
+    if (!s.self_exe.empty()) {
+      std::vector<std::string> args{s.self_exe,
+                                    "__pair",
+                                    m.name,
+                                    p.name,
+                                    std::to_string(s.run.seed),
+                                    std::to_string(s.run.cases),
+                                    s.run.corpus_dir,
+                                    s.run.reproduce,
+                                    std::to_string(fds[1])};
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(s.self_exe.c_str(), argv.data());
+      _exit(127);  // no exec: the parent reads no verdict and records a crash
     }
+    write_outcome(fds[1], run_pair(p, m, s.run));
     _exit(0);
   }
   close(fds[1]);
@@ -184,13 +227,35 @@ MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,
       o.property = p.name;
       o.kind = Kind::not_applicable;
     } else {
-      o = s.isolate ? run_isolated(p, m, s) : from_result(p, m, properties::run_property(p, m, s.run));
+      o = s.isolate ? run_isolated(p, m, s) : run_pair(p, m, s.run);
     }
     if (progress) progress(o);
     r.pairs.push_back(std::move(o));
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
+}
+
+int pair_child_main(int argc, char** argv) {
+  if (argc != 9) {
+    std::fprintf(stderr, "__pair: internal entry of the mutant harness, expects 7 arguments\n");
+    return 2;
+  }
+  const kernels::Kernel* m = kernels::find_kernel(argv[2]);
+  const properties::Property* p = nullptr;
+  for (const properties::Property& q : properties::properties())
+    if (q.name == argv[3]) p = &q;
+  if (!m || !p) {
+    std::fprintf(stderr, "__pair: unknown mutant or property\n");
+    return 2;
+  }
+  properties::RunSettings s;
+  s.seed = std::stoull(argv[4]);
+  s.cases = std::stoi(argv[5]);
+  s.corpus_dir = argv[6];
+  s.reproduce = argv[7];
+  write_outcome(std::stoi(argv[8]), run_pair(*p, *m, s));
+  return 0;
 }
 
 double mutation_score(const std::vector<MutantReport>& r) {

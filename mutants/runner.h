@@ -40,7 +40,16 @@ struct HarnessSettings {
   properties::RunSettings run;
   double timeout_s = 120;  ///< per (mutant, property) pair
   bool isolate = true;     ///< fork per pair; false runs in-process (debugging)
+  /// When set, each forked child execs this executable (`self_exe __pair
+  /// ...`, answered by pair_child_main) rather than running on in the forked
+  /// image: a GPU runtime (CUDA, HIP) the parent has initialised is not
+  /// usable in a forked child. Empty: fork only.
+  std::string self_exe;
 };
+
+/// The exec'd child of one pair: argv = {exe, "__pair", mutant, property,
+/// seed, cases, corpus_dir, reproduce, fd}; writes its verdict to fd as JSON.
+int pair_child_main(int argc, char** argv);
 
 /// `progress` is told each finished pair.
 MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,

@@ -1,6 +1,6 @@
 // The subcommands on small shapes (cpu backend): safetensors reading and
-// writing, `verify` on files the project writes itself (good and bad), and
-// `divergence` on a small vocab.
+// writing, `verify` on files the project writes itself (good and bad),
+// `divergence` on a small vocab, and the mutant harness's failure path.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -16,6 +16,7 @@
 #include "cli/verify.h"
 #include "fixtures/batch.h"
 #include "kernels/registry.h"
+#include "mutants/runner.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -183,6 +184,19 @@ TEST_F(VerifyFiles, BadFilesAreClearErrors) {
   s = good;
   s.metadata["stages"] = "3";
   expect_error(write(s, "stages.safetensors"), "stages must be '1' or '2'");
+}
+
+// A pair whose child gives no verdict (here: its exec fails; on a GPU: a
+// runtime unusable after fork) is a crash, never a kill.
+TEST(MutantHarness, AChildWithoutAVerdictIsACrashNeverAKill) {
+  mutants::HarnessSettings s;
+  s.run.cases = 5;
+  s.timeout_s = 60;
+  s.self_exe = "/nonexistent/raceoracle";
+  const mutants::MutantReport r = mutants::run_mutant(*kernels::find_kernel("fused-post~result_clamp"), s);
+  EXPECT_FALSE(r.killed());
+  EXPECT_TRUE(r.crashed());
+  EXPECT_EQ(r.status(), "RuntimeError");
 }
 
 TEST(Divergence, SmallRunStaysInsideItsBound) {
