@@ -27,7 +27,8 @@ struct SampleArgs {
 };
 
 /// The fused kernel's tiling: BLOCK_V ids per stage-1 program, THREADS each.
-/// 4096 is the default: fastest of 1024/2048/4096 on the H200 (bench/README.md).
+/// 4096 is the default: fastest of 1024/2048/4096 on the H200 from 64 rows up,
+/// before and after tuning (bench/README.md, results/h200-step8-block-v.txt).
 struct FusedConfig {
   int block_v = 4096;
   int threads = 256;
