@@ -93,28 +93,20 @@ hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args
 #endif
 }
 
-/// Warp-wide max / min of an unsigned value; every lane gets it.
-__device__ __forceinline__ unsigned warp_max(unsigned v) {
+/// Warp-wide max (MAX) or min of an unsigned value; every lane gets it.
+template <bool MAX>
+__device__ __forceinline__ unsigned warp_extreme(unsigned v) {
 #if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
-  return __reduce_max_sync(0xffffffffu, v);
+  return MAX ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
 #else
   for (int m = warpSize / 2; m > 0; m /= 2) {
     const unsigned w = shfl_xor(v, m);
-    v = w > v ? w : v;
+    v = (MAX ? w > v : w < v) ? w : v;
   }
   return v;
 #endif
 }
-__device__ __forceinline__ unsigned warp_min(unsigned v) {
-#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
-  return __reduce_min_sync(0xffffffffu, v);
-#else
-  for (int m = warpSize / 2; m > 0; m /= 2) {
-    const unsigned w = shfl_xor(v, m);
-    v = w < v ? w : v;
-  }
-  return v;
-#endif
-}
+__device__ __forceinline__ unsigned warp_max(unsigned v) { return warp_extreme<true>(v); }
+__device__ __forceinline__ unsigned warp_min(unsigned v) { return warp_extreme<false>(v); }
 
 }  // namespace raceoracle::kernels::device
