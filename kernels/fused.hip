@@ -121,8 +121,10 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
 
 /// The tile is loaded once into registers, ITEMS per thread, its max
 /// reduced, then greedy rows take the lowest id of that max and sampling rows
-/// race. Sampling rows load their noise in the same phase as the logits, so
-/// both streams are in flight together; greedy rows never read noise.
+/// race: each thread screens its items (screen_items), the block reduces the
+/// threads' exact bests. Sampling rows load their noise in the same phase as
+/// the logits, so both streams are in flight together; greedy rows never read
+/// noise. Every launch is chained to the grid before it (device.h).
 ///
 /// Loads: a full tile whose rows start 16-byte aligned is read as 16-byte
 /// vectors, each thread owning ITEMS consecutive ids; otherwise (the tail
