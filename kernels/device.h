@@ -13,12 +13,17 @@
 #include <cmath>
 #include <cstdlib>
 
+/// Device code compiled by nvcc for an NVIDIA GPU (not the cpu layer).
+#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+#define RACEORACLE_CUDA_DEVICE 1
+#endif
+
 namespace raceoracle::kernels::device {
 
 /// Butterfly exchange within a warp (every lane participates).
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
-#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+#if defined(RACEORACLE_CUDA_DEVICE)
   return __shfl_xor_sync(0xffffffffu, v, lane_mask);
 #else
   return __shfl_xor(v, lane_mask);
@@ -53,12 +58,12 @@ __device__ __forceinline__ float rcp_approx(float b) {
 /// finished and its writes are visible). allow_next_grid lets the next
 /// chained grid be scheduled early; it makes no memory promise.
 __device__ __forceinline__ void wait_for_prior_grid() {
-#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(RACEORACLE_CUDA_DEVICE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
 __device__ __forceinline__ void allow_next_grid() {
-#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(RACEORACLE_CUDA_DEVICE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
@@ -69,7 +74,7 @@ __device__ __forceinline__ void allow_next_grid() {
 /// gives; the results are the same).
 template <class... Params, class... Args>
 hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
-#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+#if defined(RACEORACLE_CUDA_DEVICE)
   static const bool unchained = [] {
     const char* e = std::getenv("RACEORACLE_UNCHAINED");
     return e && *e && *e != '0';
@@ -96,7 +101,7 @@ hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args
 /// Warp-wide max (MAX) or min of an unsigned value; every lane gets it.
 template <bool MAX>
 __device__ __forceinline__ unsigned warp_extreme(unsigned v) {
-#if defined(__CUDACC__) && !defined(RACEORACLE_BACKEND_CPU)
+#if defined(RACEORACLE_CUDA_DEVICE)
   return MAX ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
 #else
   for (int m = warpSize / 2; m > 0; m /= 2) {

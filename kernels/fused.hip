@@ -93,7 +93,7 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
   // One pass, nothing kept per id: the largest q with its item, and the
   // largest of the others (`second`); a single candidate means second < cut.
   // Invariant: second <= top.
-  float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, dc = 1.0f;
+  float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, ec = 0.0f;
   int c = 0;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
@@ -108,14 +108,14 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
     const bool lead = q > top;
     second = fmaxf(second, fminf(top, q));
     xc = lead ? v[j] : xc;
-    dc = lead ? d : dc;
+    ec = lead ? ev[j] : ec;
     c = lead ? j : c;
     top = fmaxf(top, q);
   }
   if (!(low >= 0x1p-20f) || !(top < INFINITY)) return Screened::exact;
   if (top < 0x1p-75f) return Screened::tiny;
   if (second >= top * (1.0f - 0x1p-14f)) return Screened::exact;  // more than one candidate
-  best = Best{race_numerator<ORDER, D>(xc, m_safe, inv_t) / dc, c};  // race_key of item c, bit for bit
+  best = Best{race_key<ORDER, D>(xc, m_safe, inv_t, ec, eps), c};
   return Screened::decided;
 }
 

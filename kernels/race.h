@@ -81,18 +81,28 @@ struct OrderedBest {
   unsigned key, id;
 };
 
-/// The block's maximum under MaxOf<D> (NaN ignored; propagated under nan_max);
-/// every thread gets it. `smem` holds one value per warp (at most 32 warps).
-template <Defect D>
-__device__ float block_max(float v, unsigned* smem) {
-  unsigned o = device::warp_max(ordered(v, D == Defect::nan_max ? ~0u : 0u));
+/// Block-wide reduction in two levels: `reduce_warp` within each warp, then
+/// again over the warps' results (`none` fills the lanes past the last warp);
+/// every thread gets the result. `smem` holds one value per warp (at most 32
+/// warps). The missing_barrier mutant drops the barrier between the levels.
+template <Defect D, class T, class ReduceWarp>
+__device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
+  v = reduce_warp(v);
   const int warp = int(threadIdx.x) / warpSize, lane = int(threadIdx.x) % warpSize;
   const int warps = (int(blockDim.x) + warpSize - 1) / warpSize;
-  if (lane == 0) smem[warp] = o;
+  if (lane == 0) smem[warp] = v;
   if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
-  o = device::warp_max(lane < warps ? smem[lane] : 0u);
+  v = reduce_warp(lane < warps ? smem[lane] : none);
   __syncthreads();  // smem may be reused by the next reduction
-  return from_ordered(o);
+  return v;
+}
+
+/// The block's maximum under MaxOf<D> (NaN ignored; propagated under nan_max);
+/// every thread gets it.
+template <Defect D>
+__device__ float block_max(float v, unsigned* smem) {
+  const unsigned o = ordered(v, D == Defect::nan_max ? ~0u : 0u);
+  return from_ordered(block_reduce<D>(o, smem, [](unsigned u) { return device::warp_max(u); }, 0u));
 }
 
 /// The block's best candidate in the order of beats<D>; every thread gets it.
@@ -103,13 +113,7 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
     return OrderedBest{top, device::warp_min(c.key == top ? c.id : ~0u)};
   };
   const unsigned id = D == Defect::high_id_tie ? ~unsigned(b.idx) : unsigned(b.idx);
-  OrderedBest c = reduce_warp(OrderedBest{ordered(b.key, 0u), id});
-  const int warp = int(threadIdx.x) / warpSize, lane = int(threadIdx.x) % warpSize;
-  const int warps = (int(blockDim.x) + warpSize - 1) / warpSize;
-  if (lane == 0) smem[warp] = c;
-  if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
-  c = reduce_warp(lane < warps ? smem[lane] : OrderedBest{0u, ~0u});
-  __syncthreads();  // smem may be reused by the next reduction
+  const OrderedBest c = block_reduce<D>(OrderedBest{ordered(b.key, 0u), id}, smem, reduce_warp, OrderedBest{0u, ~0u});
   return Best{from_ordered(c.key), int(D == Defect::high_id_tie ? ~c.id : c.id)};
 }
 
@@ -186,16 +190,11 @@ __device__ __forceinline__ float race_exponent(float x, float m_safe, float inv_
   return x * inv_t - m_safe * inv_t;
 }
 
-/// The numerator of the race key, exp((x - m) / t): in [0, 1] or NaN.
-template <oracle::ScalingOrder ORDER, Defect D>
-__device__ __forceinline__ float race_numerator(float x, float m_safe, float inv_t) {
-  return race_exp<D>(race_exponent<ORDER>(x, m_safe, inv_t));
-}
-
-/// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division.
+/// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division. The
+/// numerator is in [0, 1] or NaN (race_exponent).
 template <oracle::ScalingOrder ORDER, Defect D>
 __device__ __forceinline__ float race_key(float x, float m_safe, float inv_t, float e, float eps) {
-  return race_numerator<ORDER, D>(x, m_safe, inv_t) / (e + eps);
+  return race_exp<D>(race_exponent<ORDER>(x, m_safe, inv_t)) / (e + eps);
 }
 
 /// The m_safe guard: an all -inf range keeps keys at 0 instead of NaN.

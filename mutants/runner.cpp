@@ -1,7 +1,5 @@
 #include "mutants/runner.h"
 
-#include "fixtures/batch.h"
-
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
+
+#include "fixtures/batch.h"
 
 namespace raceoracle::mutants {
 namespace {
