@@ -49,17 +49,17 @@ fixtures::Batch make_batch(const AgreementSettings& s, std::uint64_t seed) {
 
 }  // namespace
 
-std::vector<AgreementCell> run_agreement(const std::vector<const kernels::Kernel*>& ks, const AgreementSettings& s,
+std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subject*>& ks, const AgreementSettings& s,
                                          const std::function<void(const std::string&)>& progress) {
   std::map<std::tuple<std::size_t, int>, AgreementCell> cells;
   for (std::size_t k = 0; k < ks.size(); ++k)
-    for (int c = 0; c < kCases; ++c) cells[{k, c}] = {ks[k]->name, kMasks[c / 3], kTempNames[c % 3]};
+    for (int c = 0; c < kCases; ++c) cells[{k, c}] = {ks[k]->name(), kMasks[c / 3], kTempNames[c % 3]};
   for (int batch = 0; batch < s.batches; ++batch) {
     const fixtures::Batch b = make_batch(s, s.seed + std::uint64_t(batch));
     for (std::size_t k = 0; k < ks.size(); ++k) {
       const auto verdicts = oracle::decide_batch(b.view(), ks[k]->contract(), {b.eps, b.greedy_eps});
-      const auto run = fixtures::run_kernel(*ks[k], b);
-      if (!run.status.ok) throw std::runtime_error(ks[k]->name + ": " + run.status.message);
+      const auto run = ks[k]->run(b);
+      if (!run.status.ok) throw std::runtime_error(ks[k]->name() + ": " + run.status.message);
       for (std::int64_t r = 0; r < b.rows; ++r) {
         AgreementCell& cell = cells[{k, int(r % kCases)}];
         const auto& v = verdicts[std::size_t(r)];
@@ -76,7 +76,7 @@ std::vector<AgreementCell> run_agreement(const std::vector<const kernels::Kernel
                                               b.describe_row(r, {v.token, std::int64_t(t)})));
       }
       if (progress)
-        progress(fmt::format("agreement batch {}/{}: {} on {} x {} {}", batch + 1, s.batches, ks[k]->name, s.rows,
+        progress(fmt::format("agreement batch {}/{}: {} on {} x {} {}", batch + 1, s.batches, ks[k]->name(), s.rows,
                              s.vocab, oracle::to_string(s.dtype)));
     }
   }

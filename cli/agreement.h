@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/registry.h"
+#include <functional>
+
+#include "fixtures/subject.h"
 #include "oracle/row.h"
 
 namespace raceoracle::cli {
@@ -25,8 +27,9 @@ struct AgreementCell {
   std::vector<std::string> examples;  ///< the first unexplained rows, readable
 };
 
-/// Runs every kernel on the same batches. `progress` gets one line per batch.
-std::vector<AgreementCell> run_agreement(const std::vector<const kernels::Kernel*>& ks, const AgreementSettings& s,
+/// Runs every subject on the same batches. `progress` gets one line per batch.
+/// Throws std::runtime_error naming the subject when one fails to run.
+std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subject*>& ks, const AgreementSettings& s,
                                          const std::function<void(const std::string&)>& progress);
 
 }  // namespace raceoracle::cli

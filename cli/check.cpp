@@ -7,9 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fixtures/case.h"
-
 #include "cli/commands.h"
+#include "fixtures/case.h"
 #include "kernels/device_memory.h"
 #include "mutants/runner.h"
 #include "properties/suite.h"
@@ -23,20 +22,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 void note(const std::string& s) {
   std::fprintf(stderr, "  .. %s\n", s.c_str());
   std::fflush(stderr);
-}
-
-std::vector<const kernels::Kernel*> resolve(const std::vector<std::string>& names, bool mutants) {
-  std::vector<const kernels::Kernel*> out;
-  if (names.empty()) {
-    for (const auto& k : mutants ? kernels::mutants() : kernels::kernels()) out.push_back(&k);
-    return out;
-  }
-  for (const auto& n : names) {
-    const kernels::Kernel* k = kernels::find_kernel(n);
-    if (!k) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
-    out.push_back(k);
-  }
-  return out;
 }
 
 /// The harness settings for the mutant gate: every pair in a child process
@@ -66,14 +51,38 @@ int list() {
   std::printf("mutants:\n");
   for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());
   std::printf("properties:\n");
-  for (const auto& p : properties::properties())
-    std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), p.fused_only ? " (fused only)" : "");
+  for (const auto& p : properties::properties()) {
+    const std::string needs = properties::needs_note(p.needs);
+    std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), needs.empty() ? "" : (" (" + needs + ")").c_str());
+  }
   return 0;
 }
 
+namespace {
+
+/// The subjects of a check: the named kernels, or the one external sampler
+/// (kept alive in `sampler`). Empty when the sampler could not be started.
+std::vector<const fixtures::Subject*> subjects_of(const CheckOptions& o,
+                                                 std::unique_ptr<protocol::ExternalSampler>& sampler) {
+  std::vector<const fixtures::Subject*> out;
+  if (o.sampler.given()) {
+    try {
+      sampler = open_sampler(o.sampler);
+    } catch (const protocol::Breakdown& e) {
+      std::printf("sampler %s: %s\n", protocol::to_string(e.kind), e.what());
+      return out;
+    }
+    out.push_back(sampler.get());
+    return out;
+  }
+  for (const kernels::Kernel* k : resolve_kernels(o.kernels, false)) out.push_back(&fixtures::subject_of(*k));
+  return out;
+}
+
+}  // namespace
+
 int check(const CheckOptions& o) {
   const auto start = Clock::now();
-  const auto ks = resolve(o.kernels, false);
   nlohmann::json report;
   report["backend"] = kernels::backend_name();
   report["device"] = kernels::device_description();
@@ -81,59 +90,100 @@ int check(const CheckOptions& o) {
   report["cases"] = o.cases;
   std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property\n", kernels::backend_name(),
               kernels::device_description().c_str(), static_cast<unsigned long long>(o.seed), o.cases);
-  if (kernels::device_count() == 0) {
+  std::fflush(stdout);
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  const auto ks = subjects_of(o, sampler);
+  auto finish = [&](int failures) {
+    report["failures"] = failures;
+    report["seconds"] = since(start);
+    report["verdict"] = failures == 0 ? "PASS" : "FAIL";
+    if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+    std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures,
+                failures == 1 ? "" : "s", since(start));
+    return failures == 0 ? 0 : 1;
+  };
+  if (ks.empty()) {
+    report["error"] = "the sampler could not be started";
+    return finish(1);
+  }
+  if (sampler) {
+    report["sampler"] = {{"command", o.sampler.command}, {"name", sampler->name()},
+                         {"contract", protocol::contract_fields(sampler->contract())}};
+    std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
+  } else if (kernels::device_count() == 0) {
     std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
     return 2;
   }
+  for (const std::string& name : o.properties)
+    if (!properties::find_property(name)) throw std::invalid_argument("unknown property '" + name + "'");
+  auto selected = [&](const properties::Property& p) {
+    return o.properties.empty() || std::find(o.properties.begin(), o.properties.end(), p.name) != o.properties.end();
+  };
   int failures = 0;
 
-  // 1. The property suite on each kernel.
-  std::printf("\n== properties ==\n%-24s %-14s %-8s %7s %7s\n", "property", "kernel", "result", "cases", "time");
+  // 1. The property suite on each subject.
+  std::printf("\n== properties ==\n%-24s %-14s %-9s %7s %7s\n", "property", "subject", "result", "cases", "time");
   properties::RunSettings rs{o.seed, o.cases, ""};
   for (const auto* k : ks)
     for (const auto& p : properties::properties()) {
-      if (!p.applies_to(*k)) continue;
+      if (!selected(p)) continue;
+      if (!p.applies_to(*k)) {
+        if (sampler) std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
+        continue;
+      }
       const auto r = properties::run_property(p, *k, rs);
       const bool ok = r.ok();
       failures += !ok;
-      std::printf("%-24s %-14s %-8s %7d %6.1fs\n", p.name.c_str(), k->name.c_str(),
+      std::printf("%-24s %-14s %-9s %7d %6.1fs\n", p.name.c_str(), k->name().c_str(),
                   ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
       if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
-      if (o.save_failures && !r.case_json.empty() && r.reproduce.size() > 0)
+      if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0)
         std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
                     properties::save_to_corpus(properties::default_corpus_dir(), p.name,
-                                               "found by raceoracle check on " + k->name, r.case_json).c_str());
+                                               "found by raceoracle check on " + k->name(), r.case_json).c_str());
       if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
       std::fflush(stdout);
-      report["properties"].push_back({{"property", p.name}, {"kernel", k->name}, {"result", ok ? "pass" : "fail"},
+      report["properties"].push_back({{"property", p.name}, {"kernel", k->name()}, {"result", ok ? "pass" : "fail"},
                                       {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
                                       {"seconds", r.seconds}, {"uncovered", r.uncovered},
-                                      {"counterexample", r.counterexample}, {"reproduce", r.reproduce}});
+                                      {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
+                                      {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
     }
 
   // 2. The mutant gate: every mutant must be killed by a property failure.
-  if (o.mutants) {
+  if (o.mutants && sampler) {
+    std::printf("\n== mutant gate ==\nn/a: the mutants are raceoracle's own kernels; gate a broken sampler with "
+                "`raceoracle mutants --sampler CMD`\n");
+  } else if (o.mutants) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
     const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
     std::vector<mutants::MutantReport> reports;
     for (const auto& m : kernels::mutants()) {
-      reports.push_back(mutants::run_mutant(m, hs));
+      reports.push_back(mutants::run_mutant(fixtures::subject_of(m), hs));
       note(fmt::format("{}: {} ({:.1f} s)", m.name, reports.back().status(), reports.back().seconds));
     }
     std::printf("%s", mutants::table(reports).c_str());
     for (const auto& r : reports) {
       failures += !r.killed();
-      report["mutants"].push_back({{"mutant", r.mutant->name}, {"status", r.status()}, {"killed_by", r.killers()}});
+      report["mutants"].push_back({{"mutant", r.mutant->name()}, {"status", r.status()}, {"killed_by", r.killers()}});
     }
     report["mutation_score"] = mutants::mutation_score(reports);
   }
 
   // 3. Agreement at the production shape, per case.
+  if (!o.run_agreement) return finish(failures);
   std::printf("\n== agreement: %lld rows x %lld ids, %s, %d batch(es) ==\n", static_cast<long long>(o.agreement.rows),
               static_cast<long long>(o.agreement.vocab), oracle::to_string(o.agreement.dtype), o.agreement.batches);
   std::fflush(stdout);
-  const auto cells = run_agreement(ks, o.agreement, note);
+  std::vector<AgreementCell> cells;
+  try {
+    cells = run_agreement(ks, o.agreement, note);
+  } catch (const std::exception& e) {
+    std::printf("agreement run failed: %s\n", e.what());
+    report["agreement_error"] = e.what();
+    ++failures;
+  }
   std::printf("%-14s %-13s %-7s %6s %10s %10s %12s %12s\n", "kernel", "mask", "T", "rows", "identical", "explained",
               "UNEXPLAINED", "OUT-OF-RANGE");
   for (const auto& c : cells) {
@@ -147,23 +197,25 @@ int check(const CheckOptions& o) {
                                    {"rows", c.rows}, {"identical", c.identical}, {"explained", c.explained},
                                    {"unexplained", c.unexplained}, {"out_of_range", c.out_of_range}});
   }
-  report["failures"] = failures;
-  report["seconds"] = since(start);
-  report["verdict"] = failures == 0 ? "PASS" : "FAIL";
-  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
-  std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures, failures == 1 ? "" : "s",
-              since(start));
-  return failures == 0 ? 0 : 1;
+  return finish(failures);
 }
 
 int mutants(const MutantsOptions& o) {
-  const auto ms = resolve(o.mutants, true);
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  std::vector<const fixtures::Subject*> ms;
+  if (o.sampler.given()) {
+    if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
+    sampler = open_sampler(o.sampler);
+    ms.push_back(sampler.get());
+  } else {
+    for (const kernels::Kernel* k : resolve_kernels(o.mutants, true)) ms.push_back(&fixtures::subject_of(*k));
+  }
   properties::RunSettings rs{o.seed, o.cases, ""};
   if (!o.corpus) rs.corpus_dir.clear();
   const mutants::HarnessSettings hs = harness(rs, o.timeout_s);
   std::vector<mutants::MutantReport> reports;
   for (const auto* m : ms) {
-    note(m->name + " ...");
+    note(m->name() + " ...");
     reports.push_back(mutants::run_mutant(*m, hs, [](const mutants::PairOutcome& p) {
       if (p.kind != mutants::PairOutcome::Kind::not_applicable)
         note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
@@ -174,11 +226,11 @@ int mutants(const MutantsOptions& o) {
   for (const auto& r : reports) {
     const mutants::PairOutcome* p = r.first_kill();
     if (!p) continue;
-    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name.c_str(), p->property.c_str(),
+    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name().c_str(), p->property.c_str(),
                 p->counterexample.c_str(), p->replay.c_str());
-    if (o.save_corpus && !p->case_json.empty())
+    if (o.save_corpus && !sampler && !p->case_json.empty())
       std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p->property,
-                                                            "shrunk counterexample that killed " + r.mutant->name,
+                                                            "shrunk counterexample that killed " + r.mutant->name(),
                                                             p->case_json).c_str());
   }
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
@@ -186,13 +238,13 @@ int mutants(const MutantsOptions& o) {
   int bad = 0;
   for (const auto& r : reports) {
     if (!r.killed()) {
-      std::printf("GATE: %s was not killed by any property (%s)\n", r.mutant->name.c_str(), r.status().c_str());
+      std::printf("GATE: %s was not killed by any property (%s)\n", r.mutant->name().c_str(), r.status().c_str());
       ++bad;
     }
     const auto killers = r.killers();
     for (const auto& want : o.expect_killed_by)
       if (std::find(killers.begin(), killers.end(), want) == killers.end()) {
-        std::printf("GATE: %s was expected to be killed by %s\n", r.mutant->name.c_str(), want.c_str());
+        std::printf("GATE: %s was expected to be killed by %s\n", r.mutant->name().c_str(), want.c_str());
         ++bad;
       }
   }
@@ -203,8 +255,19 @@ int mutants(const MutantsOptions& o) {
 int replay(const ReplayOptions& o) {
   const properties::Property* p = properties::find_property(o.property);
   if (!p) throw std::invalid_argument("unknown property '" + o.property + "'");
-  const kernels::Kernel* k = kernels::find_kernel(o.kernel);
-  if (!k) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
+  if (o.kernel.empty() == !o.sampler.given()) throw std::invalid_argument("replay needs one of --kernel or --sampler");
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  const fixtures::Subject* k = nullptr;
+  if (o.sampler.given()) {
+    sampler = open_sampler(o.sampler);
+    k = sampler.get();
+  } else {
+    const kernels::Kernel* kk = kernels::find_kernel(o.kernel);
+    if (!kk) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
+    k = &fixtures::subject_of(*kk);
+  }
+  if (!p->applies_to(*k))
+    throw std::invalid_argument(p->name + " does not apply to " + k->name() + ": " + properties::needs_note(p->needs));
   if (!o.case_json.empty()) {
     std::string text = o.case_json;
     if (std::ifstream f(text); text.front() != '{' && f) {
@@ -214,14 +277,14 @@ int replay(const ReplayOptions& o) {
     }
     const auto spec = fixtures::case_from_json(text);
     const std::string failure = properties::run_case(*p, *k, spec);
-    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name.c_str(), fixtures::describe(spec).c_str(),
+    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name().c_str(), fixtures::describe(spec).c_str(),
                 failure.empty() ? "holds" : "FAILS");
     if (!failure.empty()) std::printf("  %s\n", failure.c_str());
     return failure.empty() ? 0 : 1;
   }
   if (o.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
   const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce, ""});
-  std::printf("%s on %s: %s\n", p->name.c_str(), k->name.c_str(), r.summary().c_str());
+  std::printf("%s on %s: %s\n", p->name.c_str(), k->name().c_str(), r.summary().c_str());
   if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
   return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;
 }

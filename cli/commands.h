@@ -5,11 +5,15 @@
 #include <vector>
 
 #include "cli/agreement.h"
+#include "cli/subjects.h"
 
 namespace raceoracle::cli {
 
 struct CheckOptions {
   std::vector<std::string> kernels;  ///< empty: every real kernel
+  SamplerOptions sampler;            ///< given: check this external sampler instead
+  std::vector<std::string> properties;  ///< empty: every property that applies
+  bool run_agreement = true;            ///< the production-shape agreement run
   std::uint64_t seed = 20261130;
   int cases = 100;
   bool mutants = true;
@@ -22,6 +26,7 @@ int check(const CheckOptions& o);
 
 struct MutantsOptions {
   std::vector<std::string> mutants;  ///< empty: all
+  SamplerOptions sampler;            ///< given: the mutant is this (deliberately broken) external sampler
   std::uint64_t seed = 20261130;
   int cases = 100;
   double timeout_s = 120;
@@ -34,6 +39,7 @@ int mutants(const MutantsOptions& o);
 
 struct ReplayOptions {
   std::string property, kernel, reproduce;
+  SamplerOptions sampler;  ///< instead of --kernel
   std::string case_json;  ///< a CaseSpec (JSON text or a file holding it) instead of a reproduce string
   std::uint64_t seed = 20261130;
   int cases = 100;

@@ -1,5 +1,6 @@
 // raceoracle: the command-line front end.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <exception>
@@ -14,6 +15,36 @@
 
 namespace cli = raceoracle::cli;
 
+namespace {
+
+/// --sampler and the flags that go with it, on every command that takes one.
+void add_sampler_options(CLI::App* app, cli::SamplerOptions& o, const char* what) {
+  auto* s = app->add_option("--sampler", o.command, what);
+  app->add_option("--sampler-fds", o.fds, "IN,OUT: a sampler already serving on these inherited descriptors "
+                                          "(how the Python package's check() runs)")
+      ->excludes(s);
+  app->add_option("--sampler-timeout", o.timeout_s, "seconds the sampler may take per request (default 60)")
+      ->check(CLI::Range(0.001, 86400.0));
+  app->add_option_function<std::string>(
+         "--scaling-order", [&o](const std::string& v) { o.overrides["scaling_order"] = v; },
+         "override the sampler's declared scaling order")
+      ->check(CLI::IsMember({"post", "pre"}));
+  app->add_option_function<double>(
+         "--exp-ulp", [&o](double v) { o.overrides["exp_ulp"] = fmt::format("{}", v); },
+         "override the sampler's declared exp error (ulps)")
+      ->check(CLI::Range(0.0, 1048576.0));
+  app->add_option_function<double>(
+         "--div-ulp", [&o](double v) { o.overrides["div_ulp"] = fmt::format("{}", v); },
+         "override the sampler's declared division error (ulps)")
+      ->check(CLI::Range(0.0, 1048576.0));
+  app->add_option_function<int>(
+         "--stages", [&o](int v) { o.overrides["stages"] = std::to_string(v); },
+         "override the sampler's rounding stages (1 unfused, 2 fused)")
+      ->check(CLI::IsMember({1, 2}));
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // The mutant harness's children (mutants/runner.h), not a user command.
   if (argc > 1 && std::string(argv[1]) == "__pair") return raceoracle::mutants::pair_child_main(argc, argv);
@@ -24,13 +55,16 @@ int main(int argc, char** argv) {
   cli::CheckOptions check;
   auto* c = app.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
   c->add_option("--kernels", check.kernels, "kernels to check (default: every real kernel)");
+  add_sampler_options(c, check.sampler, "check this sampler (a command speaking docs/SAMPLER_PROTOCOL.md) instead of kernels");
   std::string backend;
   c->add_option("--backend", backend, "cpu, nvidia or amd: must be the backend this binary was built for "
                                       "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
       ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
   c->add_option("--seed", check.seed, "RapidCheck seed (default: the fixed CI seed)");
   c->add_option("--cases", check.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  c->add_option("--properties", check.properties, "properties to run (default: every one that applies)");
   c->add_flag("!--no-mutants", check.mutants, "skip the mutant gate");
+  c->add_flag("!--no-agreement", check.run_agreement, "skip the production-shape agreement run");
   c->add_option("--mutant-timeout", check.mutant_timeout_s, "seconds per (mutant, property)")->check(CLI::PositiveNumber);
   c->add_option("--rows", check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
   c->add_option("--vocab", check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
@@ -43,6 +77,7 @@ int main(int argc, char** argv) {
   cli::MutantsOptions mut;
   auto* m = app.add_subcommand("mutants", "run every property against every mutant; report kills");
   m->add_option("--mutants", mut.mutants, "mutants to run (default: all)");
+  add_sampler_options(m, mut.sampler, "gate this deliberately broken sampler (docs/SAMPLER_PROTOCOL.md) instead");
   m->add_option("--seed", mut.seed, "RapidCheck seed");
   m->add_option("--cases", mut.cases, "cases per property")->check(CLI::Range(1, 1000000));
   m->add_option("--timeout", mut.timeout_s, "seconds per (mutant, property)")->check(CLI::PositiveNumber);
@@ -55,7 +90,8 @@ int main(int argc, char** argv) {
   cli::ReplayOptions rep;
   auto* r = app.add_subcommand("replay", "replay a property failure from its reproduce string");
   r->add_option("--property", rep.property, "property name")->required();
-  r->add_option("--kernel", rep.kernel, "kernel or mutant name")->required();
+  r->add_option("--kernel", rep.kernel, "kernel or mutant name");
+  add_sampler_options(r, rep.sampler, "the sampler the failure was found on");
   r->add_option("--reproduce", rep.reproduce, "the reproduce string a failure printed");
   r->add_option("--case", rep.case_json, "a saved case: JSON text or a corpus file");
   r->add_option("--seed", rep.seed, "seed of the failing run");

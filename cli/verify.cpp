@@ -8,70 +8,46 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "cli/safetensors.h"
+#include "protocol/contract_fields.h"
+#include "protocol/safetensors.h"
 
 namespace raceoracle::cli {
-namespace {
 
-float metadata_float(const Safetensors& s, const std::string& key, float fallback) {
-  auto it = s.metadata.find(key);
-  if (it == s.metadata.end()) return fallback;
-  try {
-    std::size_t used = 0;
-    const float v = std::stof(it->second, &used);
-    if (used != it->second.size()) throw std::invalid_argument("trailing text");
-    return v;
-  } catch (const std::exception&) {
-    throw SafetensorsError("metadata '" + key + "' = '" + it->second + "' is not a decimal number");
-  }
-}
-
-std::string shape_of(const Tensor& t) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
-  return s + "]";
-}
-
-}  // namespace
+using protocol::SafetensorsError;
+using protocol::Tensor;
 
 VerifyReport verify_file(const std::string& path, int max_failures) {
-  const Safetensors s = read_safetensors(path);
+  const protocol::Safetensors s = protocol::read_safetensors(path);
   const Tensor& xl = s.require("logits");
   const Tensor& nz = s.require("noise");
   const Tensor& tt = s.require("temperatures");
   const Tensor& tk = s.require("tokens");
   if (xl.shape.size() != 2 || xl.shape[0] < 1 || xl.shape[1] < 1)
-    throw SafetensorsError("logits must be [rows, V] with rows, V >= 1, got " + shape_of(xl));
+    throw SafetensorsError("logits must be [rows, V] with rows, V >= 1, got " + protocol::shape_string(xl.shape));
   const std::int64_t rows = xl.shape[0], V = xl.shape[1];
   if (xl.dtype != "BF16" && xl.dtype != "F16" && xl.dtype != "F32")
     throw SafetensorsError("logits dtype must be BF16, F16 or F32, got " + xl.dtype);
   if (nz.dtype != "F32") throw SafetensorsError("noise dtype must be F32, got " + nz.dtype);
   if (nz.shape.size() != 2 || nz.shape[1] != V || (nz.shape[0] != rows && nz.shape[0] != 1))
-    throw SafetensorsError(fmt::format("noise must be [{}, {}] or [1, {}], got {}", rows, V, V, shape_of(nz)));
+    throw SafetensorsError(fmt::format("noise must be [{}, {}] or [1, {}], got {}", rows, V, V, protocol::shape_string(nz.shape)));
   if (tt.dtype != "F32") throw SafetensorsError("temperatures dtype must be F32, got " + tt.dtype);
   if (tt.elements() != rows || tt.shape.size() != 1)
-    throw SafetensorsError(fmt::format("temperatures must be [{}], got {}", rows, shape_of(tt)));
+    throw SafetensorsError(fmt::format("temperatures must be [{}], got {}", rows, protocol::shape_string(tt.shape)));
   if (tk.dtype != "I32" && tk.dtype != "I64") throw SafetensorsError("tokens dtype must be I32 or I64, got " + tk.dtype);
   if (tk.elements() != rows || tk.shape.size() != 1)
-    throw SafetensorsError(fmt::format("tokens must be [{}], got {}", rows, shape_of(tk)));
+    throw SafetensorsError(fmt::format("tokens must be [{}], got {}", rows, protocol::shape_string(tk.shape)));
 
   VerifyReport r;
   r.rows = rows;
   r.vocab = V;
   r.logits_dtype = xl.dtype;
-  r.constants.eps = metadata_float(s, "eps", 1e-10f);
-  r.constants.greedy_eps = metadata_float(s, "greedy_eps", 1e-10f);
-  const auto order = s.metadata.count("scaling_order") ? s.metadata.at("scaling_order") : std::string("post");
-  if (order != "post" && order != "pre") throw SafetensorsError("metadata scaling_order must be 'post' or 'pre', got '" + order + "'");
-  r.contract.order = order == "pre" ? oracle::ScalingOrder::pre : oracle::ScalingOrder::post;
-  r.contract.exp_ulp = r.contract.rescale_ulp = metadata_float(s, "exp_ulp", 2.0f);
-  r.contract.div_ulp = metadata_float(s, "div_ulp", 2.0f);
-  if (!(r.contract.exp_ulp >= 0) || !(r.contract.div_ulp >= 0)) throw SafetensorsError("exp_ulp and div_ulp must be >= 0");
-  // "stages": 2 (default) for a fused sampler's stage-2 rescale, the looser
-  // bound that covers both; 1 for an unfused sampler such as a PyTorch reference.
-  const auto stages = s.metadata.count("stages") ? s.metadata.at("stages") : std::string("2");
-  if (stages != "1" && stages != "2") throw SafetensorsError("metadata stages must be '1' or '2', got '" + stages + "'");
-  r.contract.two_stage = stages == "2";
+  try {
+    r.constants.eps = protocol::parse_float_field(s.metadata, "eps", r.constants.eps);
+    r.constants.greedy_eps = protocol::parse_float_field(s.metadata, "greedy_eps", r.constants.greedy_eps);
+    r.contract = protocol::parse_contract(s.metadata);
+  } catch (const std::invalid_argument& e) {
+    throw SafetensorsError(path + ": metadata " + e.what());
+  }
 
   const std::vector<float> logits = xl.as_f32(), noise = nz.as_f32(), temps = tt.as_f32();
   const std::vector<std::int64_t> tokens = tk.as_i64();

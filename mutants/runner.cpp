@@ -24,7 +24,7 @@ namespace {
 using Kind = PairOutcome::Kind;
 using Clock = std::chrono::steady_clock;
 
-PairOutcome from_result(const properties::Property& p, const kernels::Kernel& m, const properties::PropertyResult& r) {
+PairOutcome from_result(const properties::Property& p, const fixtures::Subject& m, const properties::PropertyResult& r) {
   PairOutcome o;
   o.property = p.name;
   if (r.verdict == properties::PropertyResult::Verdict::failed) {
@@ -43,13 +43,14 @@ PairOutcome from_result(const properties::Property& p, const kernels::Kernel& m,
 /// A failure to run at all must never count as a kill. Before the property,
 /// the kernel the mutant was made from runs on a small batch; if it cannot
 /// (no usable device in this process, say), the pair is a crash, with why.
-std::string preflight(const kernels::Kernel& m) {
-  const kernels::Kernel* real = kernels::find_kernel(m.family == kernels::Family::fused ? "fused-post" : "baseline");
+std::string preflight(const fixtures::Subject& m) {
+  if (!m.kernel()) return {};  // an external sampler: its client names every failure to run
+  const kernels::Kernel* real = kernels::find_kernel(m.kernel()->family == kernels::Family::fused ? "fused-post" : "baseline");
   const fixtures::KernelRun run = fixtures::run_kernel(*real, fixtures::Batch::make(2, 300));
   return run.status.ok ? std::string() : real->name + " itself failed to run here: " + run.status.message;
 }
 
-PairOutcome run_pair(const properties::Property& p, const kernels::Kernel& m, const properties::RunSettings& s) {
+PairOutcome run_pair(const properties::Property& p, const fixtures::Subject& m, const properties::RunSettings& s) {
   if (std::string e = preflight(m); !e.empty()) {
     PairOutcome o;
     o.property = p.name;
@@ -73,7 +74,7 @@ void write_outcome(int fd, const PairOutcome& o) {
 }
 
 /// Runs one pair in a child; the child reports through a pipe as JSON.
-PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m, const HarnessSettings& s) {
+PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject& m, const HarnessSettings& s) {
   const auto start = Clock::now();
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
@@ -85,7 +86,7 @@ PairOutcome run_isolated(const properties::Property& p, const kernels::Kernel& m
     if (!s.self_exe.empty()) {
       std::vector<std::string> args{s.self_exe,
                                     "__pair",
-                                    m.name,
+                                    m.kernel()->name,
                                     p.name,
                                     std::to_string(s.run.seed),
                                     std::to_string(s.run.cases),
@@ -216,7 +217,7 @@ std::string MutantReport::status() const {
   return "Survived";
 }
 
-MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,
+MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
                         const std::function<void(const PairOutcome&)>& progress) {
   const auto start = Clock::now();
   MutantReport r;
@@ -227,7 +228,7 @@ MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,
       o.property = p.name;
       o.kind = Kind::not_applicable;
     } else {
-      o = s.isolate ? run_isolated(p, m, s) : run_pair(p, m, s.run);
+      o = s.isolate && m.kernel() ? run_isolated(p, m, s) : run_pair(p, m, s.run);
     }
     if (progress) progress(o);
     r.pairs.push_back(std::move(o));
@@ -254,7 +255,7 @@ int pair_child_main(int argc, char** argv) {
   s.cases = std::stoi(argv[5]);
   s.corpus_dir = argv[6];
   s.reproduce = argv[7];
-  write_outcome(std::stoi(argv[8]), run_pair(*p, *m, s));
+  write_outcome(std::stoi(argv[8]), run_pair(*p, fixtures::subject_of(*m), s));
   return 0;
 }
 
@@ -272,7 +273,7 @@ std::string table(const std::vector<MutantReport>& r) {
     for (const auto& p : m.pairs)
       if (p.kind == Kind::crashed || p.kind == Kind::timed_out)
         extra += fmt::format(" [{} {}: {}]", p.property, to_string(p.kind), p.detail);
-    s += fmt::format("{:<30} {:<13} {:>6.1f}s  {}{}\n", m.mutant->name, m.status(), m.seconds,
+    s += fmt::format("{:<30} {:<13} {:>6.1f}s  {}{}\n", m.mutant->name(), m.status(), m.seconds,
                      fmt::join(m.killers(), ", "), extra);
   }
   std::size_t killed = 0;
@@ -289,7 +290,7 @@ std::string kill_matrix_markdown(const std::vector<MutantReport>& r) {
   for (std::size_t i = 0; i < r.front().pairs.size(); ++i) s += "---|";
   s += "\n";
   for (const auto& m : r) {
-    s += "| `" + m.mutant->name + "` |";
+    s += "| `" + m.mutant->name() + "` |";
     for (const auto& p : m.pairs) s += " " + kind_cell(p.kind) + " |";
     s += "\n";
   }
@@ -300,7 +301,7 @@ std::string mutation_report_json(const std::vector<MutantReport>& r) {
   nlohmann::json files = nlohmann::json::object();
   int id = 0;
   for (const auto& m : r) {
-    const Location loc = locate(m.mutant->defect);
+    const Location loc = m.mutant->kernel() ? locate(m.mutant->kernel()->defect) : Location{"external sampler", 1};
     if (!files.contains(loc.file)) {
       std::ifstream in(std::string(RACEORACLE_SOURCE_DIR) + "/" + loc.file);
       std::stringstream text;
@@ -310,8 +311,8 @@ std::string mutation_report_json(const std::vector<MutantReport>& r) {
     const PairOutcome* kill = m.first_kill();
     const std::string reason = kill ? kill->counterexample : "";
     nlohmann::json j{{"id", std::to_string(++id)},
-                     {"mutatorName", kernels::to_string(m.mutant->defect)},
-                     {"description", m.mutant->name},
+                     {"mutatorName", m.mutant->kernel() ? kernels::to_string(m.mutant->kernel()->defect) : "sampler"},
+                     {"description", m.mutant->name()},
                      {"location", {{"start", {{"line", loc.line}, {"column", 1}}}, {"end", {{"line", loc.line}, {"column", 2}}}}},
                      {"status", m.status()},
                      {"killedBy", m.killers()},

@@ -23,7 +23,7 @@ struct PairOutcome {
 const char* to_string(PairOutcome::Kind k);
 
 struct MutantReport {
-  const kernels::Kernel* mutant = nullptr;
+  const fixtures::Subject* mutant = nullptr;  ///< a registered mutant, or an external sampler built broken
   std::vector<PairOutcome> pairs;  ///< one per property, in suite order
   double seconds = 0;
 
@@ -51,8 +51,10 @@ struct HarnessSettings {
 /// seed, cases, corpus_dir, reproduce, fd}; writes its verdict to fd as JSON.
 int pair_child_main(int argc, char** argv);
 
-/// `progress` is told each finished pair.
-MutantReport run_mutant(const kernels::Kernel& m, const HarnessSettings& s,
+/// `progress` is told each finished pair. A registered mutant runs each pair
+/// in a child (HarnessSettings::isolate); an external sampler already runs in
+/// a process of its own, watched by its client, so its pairs run here.
+MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
                         const std::function<void(const PairOutcome&)>& progress = {});
 
 /// The readable table: one line per mutant (status, killers, time).

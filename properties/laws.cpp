@@ -29,14 +29,14 @@ struct Ran {
   fixtures::KernelRun run;
 };
 
-Ran launch(const kernels::Kernel& k, const Batch& b, const kernels::FusedConfig& cfg,
+Ran launch(const fixtures::Subject& k, const Batch& b, const kernels::FusedConfig& cfg,
            std::function<void(const kernels::Partials&)> hook = {}) {
   kernels::RunOptions o;
   o.config = cfg;
   o.between_stages = std::move(hook);
   Ran r;
-  r.run = fixtures::run_kernel(k, b, o);
-  if (!r.run.status.ok) r.error = k.name + " failed to run: " + r.run.status.message;
+  r.run = k.run(b, o);
+  if (!r.run.status.ok) r.error = k.name() + " failed to run: " + r.run.status.message;
   return r;
 }
 
@@ -63,14 +63,18 @@ std::string first_bad_row(const Batch& b, const std::vector<Verdict>& v, const s
 /// for which `bad(row, verdict, token)` holds, reported; empty if none.
 template <class Bad>
 std::string each_row(const LawContext& c, const std::string& what, Bad bad) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
+  const Ran r = launch(c.subject, c.batch, c.config);
   if (!r.error.empty()) return r.error;
-  return first_bad_row(c.batch, c.batch.decide(c.kernel.contract()), r.run.tokens, what, bad);
+  return first_bad_row(c.batch, c.batch.decide(c.subject.contract()), r.run.tokens, what, bad);
 }
 
-const kernels::Kernel& partner(const kernels::Kernel& k) {
-  // The fused kernels are compared with the baseline; the baseline with fused-post.
-  return *kernels::find_kernel(k.family == kernels::Family::fused ? "baseline" : "fused-post");
+bool is_fused(const fixtures::Subject& s) { return s.kernel() && s.kernel()->family == kernels::Family::fused; }
+
+const fixtures::Subject& partner(const fixtures::Subject& s) {
+  // The fused kernels and external samplers are compared with the baseline;
+  // the baseline with fused-post.
+  const bool baseline = s.kernel() && s.kernel()->family == kernels::Family::baseline;
+  return fixtures::subject_of(*kernels::find_kernel(baseline ? "fused-post" : "baseline"));
 }
 
 bool valid(const Verdict& v) { return v.row_class != RowClass::invalid; }
@@ -114,9 +118,9 @@ std::string greedy_is_exact(const LawContext& c) {
   // greedy row reads no noise, so both must give the oracle's token exactly.
   Batch blind = c.batch;
   std::fill(blind.noise.begin(), blind.noise.end(), std::numeric_limits<float>::quiet_NaN());
-  const auto v = c.batch.decide(c.kernel.contract());
+  const auto v = c.batch.decide(c.subject.contract());
   for (const Batch* b : std::initializer_list<const Batch*>{&c.batch, &blind}) {
-    const Ran r = launch(c.kernel, *b, c.config);
+    const Ran r = launch(c.subject, *b, c.config);
     if (!r.error.empty()) return r.error;
     const std::string bad = first_bad_row(
         *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise became NaN",
@@ -153,10 +157,9 @@ std::string tokens_in_range(const LawContext& c) {
 }
 
 std::string partials_are_finite(const LawContext& c) {
-  if (!c.kernel.has_partials()) return {};
-  const Ran r = launch(c.kernel, c.batch, c.config);
+  const Ran r = launch(c.subject, c.batch, c.config);
   if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
+  const auto v = c.batch.decide(c.subject.contract());
   const auto& p = r.run.partials;
   for (std::int64_t row = 0; row < c.batch.rows; ++row) {
     if (!valid(v[std::size_t(row)])) continue;
@@ -177,38 +180,39 @@ std::string partials_are_finite(const LawContext& c) {
 }
 
 std::string fused_matches_baseline(const LawContext& c) {
-  const kernels::Kernel& other = partner(c.kernel);
-  const Ran a = launch(c.kernel, c.batch, c.config), b = launch(other, c.batch, c.config);
+  const fixtures::Subject& other = partner(c.subject);
+  const Ran a = launch(c.subject, c.batch, c.config), b = launch(other, c.batch, c.config);
   if (!a.error.empty()) return a.error;
   if (!b.error.empty()) return b.error;
-  // Judge both under the fused kernel's contract (the looser of the two).
-  const auto& fused = c.kernel.family == kernels::Family::fused ? c.kernel : other;
+  // Judge both under the fused kernel's contract (the looser of the two);
+  // beside an external sampler, under the contract the sampler declared.
+  const auto& fused = is_fused(other) ? other : c.subject;
   const auto v = c.batch.decide(fused.contract());
   for (std::int64_t r = 0; r < c.batch.rows; ++r) {
     const auto ta = a.run.tokens[std::size_t(r)], tb = b.run.tokens[std::size_t(r)];
     const Verdict& vr = v[std::size_t(r)];
     if (unexplained_split(vr, ta, tb, c.batch.vocab))
       return row_report(c.batch, r, vr, ta,
-                        fmt::format("{} gave {} and {} gave {}: not both explained", c.kernel.name, ta, other.name, tb));
+                        fmt::format("{} gave {} and {} gave {}: not both explained", c.subject.name(), ta, other.name(), tb));
   }
   return {};
 }
 
 std::string deterministic(const LawContext& c) {
-  const Ran first = launch(c.kernel, c.batch, c.config), again = launch(c.kernel, c.batch, c.config);
+  const Ran first = launch(c.subject, c.batch, c.config), again = launch(c.subject, c.batch, c.config);
   if (!first.error.empty()) return first.error;
   if (!again.error.empty()) return again.error;
-  const auto v = c.batch.decide(c.kernel.contract());
+  const auto v = c.batch.decide(c.subject.contract());
   for (std::int64_t r = 0; r < c.batch.rows; ++r)
     if (first.run.tokens[std::size_t(r)] != again.run.tokens[std::size_t(r)])
       return row_report(c.batch, r, v[std::size_t(r)], again.run.tokens[std::size_t(r)],
                         fmt::format("repeated launch changed the token from {}", first.run.tokens[std::size_t(r)]));
-  if (!c.kernel.has_partials()) return {};
+  if (!is_fused(c.subject)) return {};
   // Another tile size may round differently, but only inside the ambiguity set.
   const auto& configs = fixtures::fused_configs();
   for (const auto& other : configs) {
     if (other.block_v == c.config.block_v) continue;
-    const Ran o = launch(c.kernel, c.batch, other);
+    const Ran o = launch(c.subject, c.batch, other);
     if (!o.error.empty()) return o.error;
     for (std::int64_t r = 0; r < c.batch.rows; ++r) {
       const auto t1 = first.run.tokens[std::size_t(r)], t2 = o.run.tokens[std::size_t(r)];
@@ -223,10 +227,10 @@ std::string deterministic(const LawContext& c) {
 }
 
 std::string key_error_within_bound(const LawContext& c) {
-  if (!c.kernel.has_partials()) return {};
-  const Ran r = launch(c.kernel, c.batch, c.config);
+  const kernels::Kernel& kernel = *c.subject.kernel();  // Needs::partials
+  const Ran r = launch(c.subject, c.batch, c.config);
   if (!r.error.empty()) return r.error;
-  const auto v = c.batch.decide(c.kernel.contract());
+  const auto v = c.batch.decide(c.subject.contract());
   const auto& p = r.run.partials;
   const Batch& b = c.batch;
   double worst = 0;
@@ -241,7 +245,7 @@ std::string key_error_within_bound(const LawContext& c) {
       if (!(m_t > -kInf)) continue;  // fully masked tile: partials_are_finite's business
       const std::int64_t i = p.idx[k];
       if (i < lo || i >= hi) return fmt::format("row {} tile {}: part_idx {} outside the tile {}..{}", row, t, i, lo, hi - 1);
-      const oracle::KeyBound kb = stage1_bound(c.kernel, b, row, i, m_t);
+      const oracle::KeyBound kb = stage1_bound(kernel, b, row, i, m_t);
       if (!(kb.lo <= p.key[k] && p.key[k] <= kb.hi))
         return fmt::format(
             "row {} tile {}: stage-1 key of id {} is {:.9g}, exact {:.9g}, certified interval [{:.9g}, {:.9g}] "
@@ -250,9 +254,9 @@ std::string key_error_within_bound(const LawContext& c) {
       worst = std::max(worst, error_ratio(kb, p.key[k]));
       // And the tile's winner must be one the arithmetic allows.
       std::int64_t best = lo;
-      oracle::KeyBound bb = stage1_bound(c.kernel, b, row, lo, m_t);
+      oracle::KeyBound bb = stage1_bound(kernel, b, row, lo, m_t);
       for (std::int64_t j = lo + 1; j < hi; ++j) {
-        const oracle::KeyBound bj = stage1_bound(c.kernel, b, row, j, m_t);
+        const oracle::KeyBound bj = stage1_bound(kernel, b, row, j, m_t);
         if (bj.key > bb.key) best = j, bb = bj;
       }
       const bool exact_tie_loser = i > best && b.x(row, i) == m_t && b.x(row, best) == m_t && b.e(row, i) == b.e(row, best);
@@ -267,12 +271,12 @@ std::string key_error_within_bound(const LawContext& c) {
 }
 
 std::string nan_isolation(const LawContext& c) {
-  const Ran r = launch(c.kernel, c.batch, c.config);
+  const Ran r = launch(c.subject, c.batch, c.config);
   if (!r.error.empty()) return r.error;
   Batch masked = c.batch;
   for (float& x : masked.logits)
     if (std::isnan(x)) x = -kInf;
-  const auto v = masked.decide(c.kernel.contract());
+  const auto v = masked.decide(c.subject.contract());
   return first_bad_row(c.batch, v, r.run.tokens, "a NaN logit changed the outcome (it must act as a masked id)",
                        [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
                          bool has_nan = false;
@@ -283,10 +287,9 @@ std::string nan_isolation(const LawContext& c) {
 }
 
 std::string sentinel_escapes_visibly(const LawContext& c) {
-  if (!c.kernel.has_partials()) return {};
   // Pretend stage 1 found nothing anywhere: every partial is the "no
   // candidate" sentinel. Stage 2 must pass it through, not clamp it.
-  const Ran r = launch(c.kernel, c.batch, c.config, [&](const kernels::Partials& p) {
+  const Ran r = launch(c.subject, c.batch, c.config, [&](const kernels::Partials& p) {
     const std::size_t n = std::size_t(c.batch.rows * p.tiles);
     const std::vector<float> m(n, -kInf), key(n, std::numeric_limits<float>::quiet_NaN());
     const std::vector<std::int32_t> idx(n, INT_MAX);
@@ -323,10 +326,11 @@ std::string large_stride_rows(const LawContext& c) {
     const kernels::SampleArgs a = fixtures::device_args(b, logits.get(), stride, noise.get(), temps.get(), tokens.get());
     kernels::RunOptions o;
     o.config = c.config;
-    const kernels::Status s = c.kernel.run(a, o);
-    if (!s.ok) return c.kernel.name + " failed to run: " + s.message;
+    const kernels::Kernel& k = *c.subject.kernel();  // Needs::kernel
+    const kernels::Status s = k.run(a, o);
+    if (!s.ok) return k.name + " failed to run: " + s.message;
     const auto t = tokens.download();
-    const auto v = b.decide(c.kernel.contract());
+    const auto v = b.decide(c.subject.contract());
     return first_bad_row(b, v, t, fmt::format("row stride {} (rows * stride > 2^32): wrong token", stride),
                          [&](std::int64_t, const Verdict& vr, std::int32_t tok) {
                            return oracle::is_failure(oracle::judge(vr, tok, b.vocab));

@@ -5,13 +5,12 @@
 /// ambiguity set, what the kernel returned).
 #include <string>
 
-#include "fixtures/batch.h"
-#include "kernels/registry.h"
+#include "fixtures/subject.h"
 
 namespace raceoracle::properties {
 
 struct LawContext {
-  const kernels::Kernel& kernel;
+  const fixtures::Subject& subject;
   const fixtures::Batch& batch;
   kernels::FusedConfig config;
 };

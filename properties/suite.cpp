@@ -52,24 +52,24 @@ std::vector<Property> make_properties() {
                any_rows(), {"out-of-contract row", "vocab tail", "vocab 1"}});
   p.push_back({"PartialsAreFinite", "stage 1 never writes a NaN key, a NaN max or an id outside its tile",
                partials_are_finite, rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
-               {"whole -inf tile", "fully masked row"}, true});
+               {"whole -inf tile", "fully masked row"}, Needs::partials});
   p.push_back({"FusedMatchesBaseline", "fused and baseline agree on the same noise, modulo explained divergence",
-               fused_matches_baseline, rows_of(in_contract), {"multi-tile row", "near-tie (gap < 1e-5)"}, false, 2});
+               fused_matches_baseline, rows_of(in_contract), {"multi-tile row", "near-tie (gap < 1e-5)"}, Needs::tokens, 2});
   p.push_back({"Deterministic", "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
-               deterministic, rows_of(in_contract), {"multi-tile row"}, false, 4});
+               deterministic, rows_of(in_contract), {"multi-tile row"}, Needs::tokens, 4});
   p.push_back({"KeyErrorWithinBound", "every stage-1 key lies inside its certified error interval",
                key_error_within_bound, rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
-               {"multi-tile row", "bf16 logits"}, true});
+               {"multi-tile row", "bf16 logits"}, Needs::partials});
   p.push_back({"NanIsolation", "a NaN logit acts as a masked id: it changes nothing else", nan_isolation,
                rows_of({K::nan_logits}), {"NaN logit"}});
   p.push_back({"SentinelEscapesVisibly", "stage 2 passes an escaped sentinel through (no result clamp)",
-               sentinel_escapes_visibly, rows_of({K::realistic, K::fully_masked}), {"multi-tile row"}, true});
+               sentinel_escapes_visibly, rows_of({K::realistic, K::fully_masked}), {"multi-tile row"}, Needs::partials});
   Property big{"LargeStrideRows", "rows stored more than 2^32 elements apart are read at the right offsets",
                large_stride_rows, rows_of({K::realistic, K::dominating_final, K::greedy_ties})};
   big.inputs.max_rows = 3;
   big.inputs.production_vocab = false;
   big.case_divisor = 10;
-  big.large_stride = true;
+  big.needs = Needs::kernel;
   p.push_back(big);
   return p;
 }
@@ -82,13 +82,38 @@ class QuietListener : public rc::detail::TestListener {
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
 };
 
-std::string property_id(const Property& p, const kernels::Kernel& k) { return p.name + "/" + k.name; }
+std::string property_id(const Property& p, const fixtures::Subject& k) { return p.name + "/" + k.name(); }
 
 }  // namespace
 
 const std::vector<Property>& properties() {
   static const std::vector<Property> p = make_properties();
   return p;
+}
+
+const char* needs_note(Needs n) {
+  switch (n) {
+    case Needs::tokens: return "";
+    case Needs::kernel: return "lays out device memory itself: compiled-in kernels only";
+    case Needs::partials: return "reads stage-1 partials: fused kernels only";
+  }
+  return "?";
+}
+
+bool Property::applies_to(const fixtures::Subject& s) const {
+  switch (needs) {
+    case Needs::tokens: return true;
+    case Needs::kernel: return s.kernel() != nullptr;
+    case Needs::partials: return s.kernel() && s.kernel()->has_partials();
+  }
+  return false;
+}
+
+std::vector<std::string> Property::required_coverage(const fixtures::Subject& s) const {
+  std::vector<std::string> out;
+  for (const std::string& tag : must_cover)
+    if (s.kernel() || !fixtures::describes_memory_layout(tag)) out.push_back(tag);
+  return out;
 }
 
 const Property* find_property(const std::string& name) {
@@ -113,7 +138,7 @@ std::string PropertyResult::summary() const {
   return s;
 }
 
-std::string run_case(const Property& p, const kernels::Kernel& k, const fixtures::CaseSpec& spec) {
+std::string run_case(const Property& p, const fixtures::Subject& k, const fixtures::CaseSpec& spec) {
   const fixtures::Batch b = fixtures::materialize(spec);
   return p.law(LawContext{k, b, fixtures::config_of(spec)});
 }
@@ -130,7 +155,7 @@ const std::vector<CorpusEntry>& cached_corpus(const std::string& dir) {
 }
 }  // namespace
 
-PropertyResult run_property(const Property& p, const kernels::Kernel& k, const RunSettings& s) {
+PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s) {
   const auto start = std::chrono::steady_clock::now();
   PropertyResult out;
   // Failing cases found once are replayed first (SPEC: regression corpus).
@@ -139,10 +164,11 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
       if (e.property != p.name) continue;
       ++out.cases;
       const std::string failure = run_case(p, k, e.spec);
+      const std::string breakdown = k.take_breakdown();
       if (!failure.empty()) {
-        out.verdict = PropertyResult::Verdict::failed;
-        out.counterexample = fmt::format("{} on {} (saved corpus case: {})\n  case: {}\n  {}", p.name, k.name, e.note,
-                                         fixtures::describe(e.spec), failure);
+        out.verdict = breakdown.empty() ? PropertyResult::Verdict::failed : PropertyResult::Verdict::error;
+        out.counterexample = fmt::format("{} on {} (saved corpus case: {})\n  case: {}\n  {}", p.name, k.name(), e.note,
+                                         fixtures::describe(e.spec), breakdown.empty() ? failure : breakdown);
         out.case_json = fixtures::to_json(e.spec);
         out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return out;
@@ -150,18 +176,24 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
     }
   }
   std::set<std::string> covered;
-  std::string last_failure, last_json;
+  std::string last_failure, last_json, breakdown;
   const auto gen = fixtures::gen::batch(p.inputs);
   int cases = 0;
   auto testable = [&] {
     const fixtures::CaseSpec spec = *gen;
+    if (!breakdown.empty()) return;  // the subject broke down: the rest is not judged (verdict error below)
     const fixtures::Batch b = fixtures::materialize(spec);
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     for (const std::string& tag : fixtures::coverage(b, cfg.block_v)) covered.insert(tag);
     ++cases;
     const std::string failure = p.law(LawContext{k, b, cfg});
+    if (std::string why = k.take_breakdown(); !why.empty()) {
+      breakdown = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec), why);
+      last_json = fixtures::to_json(spec);
+      return;
+    }
     if (!failure.empty()) {
-      last_failure = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name, fixtures::describe(spec), failure);
+      last_failure = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec), failure);
       last_json = fixtures::to_json(spec);
       RC_FAIL(failure);
     }
@@ -193,7 +225,11 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
   rc::detail::FailureResult failure;
   rc::detail::GaveUpResult gave_up;
   rc::detail::Error error;
-  if (result.match(failure)) {
+  if (!breakdown.empty()) {
+    out.verdict = PropertyResult::Verdict::error;
+    out.counterexample = breakdown;
+    out.case_json = last_json;
+  } else if (result.match(failure)) {
     out.verdict = PropertyResult::Verdict::failed;
     out.counterexample = last_failure.empty() ? failure.description : last_failure;
     out.case_json = last_json;
@@ -209,17 +245,17 @@ PropertyResult run_property(const Property& p, const kernels::Kernel& k, const R
     out.verdict = PropertyResult::Verdict::error;
     out.counterexample = error.description;
   } else if (s.reproduce.empty()) {
-    for (const std::string& tag : p.must_cover)
+    for (const std::string& tag : p.required_coverage(k))
       if (!covered.count(tag)) out.uncovered.push_back(tag);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
-std::string replay_command(const Property& p, const kernels::Kernel& k, const PropertyResult& r) {
+std::string replay_command(const Property& p, const fixtures::Subject& k, const PropertyResult& r) {
   if (r.reproduce.empty() && !r.case_json.empty())
-    return fmt::format("raceoracle replay --property {} --kernel {} --case '{}'", p.name, k.name, r.case_json);
-  return fmt::format("raceoracle replay --property {} --kernel {} --reproduce '{}'", p.name, k.name, r.reproduce);
+    return fmt::format("raceoracle replay --property {} {} --case '{}'", p.name, k.replay_args(), r.case_json);
+  return fmt::format("raceoracle replay --property {} {} --reproduce '{}'", p.name, k.replay_args(), r.reproduce);
 }
 
 std::string default_corpus_dir() { return RACEORACLE_SOURCE_DIR "/properties/corpus"; }

@@ -7,10 +7,20 @@
 #include <vector>
 
 #include "fixtures/generators.h"
-#include "kernels/registry.h"
+#include "fixtures/subject.h"
 #include "properties/laws.h"
 
 namespace raceoracle::properties {
+
+/// What a law reads of its subject.
+enum class Needs : std::uint8_t {
+  tokens,    ///< tokens only: any subject, an external sampler included
+  kernel,    ///< a compiled-in kernel (it lays out device memory itself)
+  partials,  ///< a fused kernel's stage-1 partials
+};
+
+/// Why a law does not apply to every subject; "" for Needs::tokens.
+const char* needs_note(Needs n);
 
 struct Property {
   std::string name;  ///< PascalCase, as tests and reports name it
@@ -18,11 +28,13 @@ struct Property {
   Law law = nullptr;
   fixtures::gen::CaseOptions inputs;
   std::vector<std::string> must_cover;
-  bool fused_only = false;
+  Needs needs = Needs::tokens;
   int case_divisor = 1;  ///< expensive properties run cases / case_divisor
-  bool large_stride = false;  ///< draws 3 rows for large_stride_rows
 
-  bool applies_to(const kernels::Kernel& k) const { return !fused_only || k.has_partials(); }
+  bool applies_to(const fixtures::Subject& s) const;
+  /// The input classes required of `s`: must_cover less the memory-layout
+  /// classes when `s` is outside the process (the protocol sends rows packed).
+  std::vector<std::string> required_coverage(const fixtures::Subject& s) const;
 };
 
 const std::vector<Property>& properties();
@@ -39,6 +51,8 @@ struct RunSettings {
 };
 
 struct PropertyResult {
+  /// error: the property could not be judged (a bad reproduce string, a
+  /// sampler that crashed, hung or broke the protocol); never a pass.
   enum class Verdict { passed, failed, gave_up, error } verdict = Verdict::passed;
   int cases = 0;
   std::string counterexample;  ///< readable, shrunk
@@ -51,13 +65,13 @@ struct PropertyResult {
 };
 const char* to_string(PropertyResult::Verdict v);
 
-PropertyResult run_property(const Property& p, const kernels::Kernel& k, const RunSettings& s);
+PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s);
 
 /// Runs one saved case through one law (the regression corpus).
-std::string run_case(const Property& p, const kernels::Kernel& k, const fixtures::CaseSpec& spec);
+std::string run_case(const Property& p, const fixtures::Subject& k, const fixtures::CaseSpec& spec);
 
 /// The command that replays a failure.
-std::string replay_command(const Property& p, const kernels::Kernel& k, const PropertyResult& r);
+std::string replay_command(const Property& p, const fixtures::Subject& k, const PropertyResult& r);
 
 /// The regression corpus: failing cases found once, replayed first.
 struct CorpusEntry {

@@ -12,7 +12,7 @@
 #include <random>
 
 #include "cli/divergence.h"
-#include "cli/safetensors.h"
+#include "protocol/safetensors.h"
 #include "cli/verify.h"
 #include "fixtures/batch.h"
 #include "kernels/registry.h"
@@ -22,6 +22,10 @@ namespace raceoracle::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using protocol::read_safetensors;
+using protocol::Safetensors;
+using protocol::Tensor;
+using protocol::write_safetensors;
 
 template <class T>
 Tensor tensor(const std::string& dtype, std::vector<std::int64_t> shape, const std::vector<T>& v) {
@@ -193,7 +197,7 @@ TEST(MutantHarness, AChildWithoutAVerdictIsACrashNeverAKill) {
   s.run.cases = 5;
   s.timeout_s = 60;
   s.self_exe = "/nonexistent/raceoracle";
-  const mutants::MutantReport r = mutants::run_mutant(*kernels::find_kernel("fused-post~result_clamp"), s);
+  const mutants::MutantReport r = mutants::run_mutant(fixtures::subject_of(*kernels::find_kernel("fused-post~result_clamp")), s);
   EXPECT_FALSE(r.killed());
   EXPECT_TRUE(r.crashed());
   EXPECT_EQ(r.status(), "RuntimeError");

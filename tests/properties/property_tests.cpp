@@ -31,7 +31,7 @@ std::vector<Pair> pairs() {
   std::vector<Pair> v;
   for (const Property& p : properties())
     for (const kernels::Kernel& k : kernels::kernels())
-      if (p.applies_to(k)) v.push_back({&p, &k});
+      if (p.applies_to(fixtures::subject_of(k))) v.push_back({&p, &k});
   return v;
 }
 void PrintTo(const Pair& p, std::ostream* os) { *os << p.property->name << " on " << p.kernel->name; }
@@ -48,11 +48,12 @@ TEST_P(Properties, Holds) {
   if (kernels::device_count() == 0) GTEST_SKIP() << "no " << kernels::backend_name() << " device found";
   const auto& [p, k] = GetParam();
   const RunSettings s = settings();
-  const PropertyResult r = run_property(*p, *k, s);
+  const fixtures::Subject& subject = fixtures::subject_of(*k);
+  const PropertyResult r = run_property(*p, subject, s);
   std::printf("[property] %s on %s: %s (seed %llu)\n", p->name.c_str(), k->name.c_str(), r.summary().c_str(),
               static_cast<unsigned long long>(s.seed));
   EXPECT_EQ(r.verdict, PropertyResult::Verdict::passed)
-      << r.counterexample << "\n  replay: " << replay_command(*p, *k, r);
+      << r.counterexample << "\n  replay: " << replay_command(*p, subject, r);
   EXPECT_TRUE(r.uncovered.empty()) << "input classes this property must meet but did not: "
                                    << ::testing::PrintToString(r.uncovered);
   if (p->name == "KeyErrorWithinBound")
@@ -69,7 +70,7 @@ TEST(Corpus, SavedCounterexamplesStillPass) {
     const Property* p = find_property(e.property);
     ASSERT_NE(p, nullptr) << "corpus names an unknown property " << e.property;
     for (const kernels::Kernel& k : kernels::kernels())
-      if (p->applies_to(k)) EXPECT_EQ(run_case(*p, k, e.spec), "") << e.property << " on " << k.name << ": " << e.note;
+      if (p->applies_to(fixtures::subject_of(k))) EXPECT_EQ(run_case(*p, fixtures::subject_of(k), e.spec), "") << e.property << " on " << k.name << ": " << e.note;
   }
   std::printf("[corpus] %zu saved cases replayed\n", corpus.size());
 }

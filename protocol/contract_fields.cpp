@@ -1,0 +1,79 @@
+#include "protocol/contract_fields.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace raceoracle::protocol {
+namespace {
+
+double parse_double(const std::string& key, const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument("trailing text");
+    return v;
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("'{}' = '{}' is not a decimal number", key, text));
+  }
+}
+
+double ulp_field(const Fields& f, const std::string& key, double fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  const double v = parse_double(key, it->second);
+  if (!(v >= 0 && v <= kMaxUlp))
+    throw std::invalid_argument(fmt::format("'{}' = '{}': ulps must be in [0, {}]", key, it->second, kMaxUlp));
+  return v;
+}
+
+}  // namespace
+
+oracle::NumericsContract default_sampler_contract() {
+  oracle::NumericsContract c;
+  c.order = oracle::ScalingOrder::post;
+  c.exp_ulp = c.rescale_ulp = 2.0;
+  c.div_ulp = 2.0;
+  c.two_stage = true;
+  return c;
+}
+
+oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContract c) {
+  if (auto it = f.find("scaling_order"); it != f.end()) {
+    if (it->second != "post" && it->second != "pre")
+      throw std::invalid_argument("'scaling_order' = '" + it->second + "': must be 'post' or 'pre'");
+    c.order = it->second == "pre" ? oracle::ScalingOrder::pre : oracle::ScalingOrder::post;
+  }
+  c.exp_ulp = c.rescale_ulp = ulp_field(f, "exp_ulp", c.exp_ulp);
+  c.div_ulp = ulp_field(f, "div_ulp", c.div_ulp);
+  if (auto it = f.find("stages"); it != f.end()) {
+    if (it->second != "1" && it->second != "2")
+      throw std::invalid_argument("'stages' = '" + it->second + "': must be '1' (unfused) or '2' (fused, a rescale)");
+    c.two_stage = it->second == "2";
+  }
+  return c;
+}
+
+Fields contract_fields(const oracle::NumericsContract& c) {
+  return {{"scaling_order", oracle::to_string(c.order)},
+          {"exp_ulp", fmt::format("{}", c.exp_ulp)},
+          {"div_ulp", fmt::format("{}", c.div_ulp)},
+          {"stages", c.two_stage ? "2" : "1"}};
+}
+
+std::string describe_contract(const oracle::NumericsContract& c) {
+  return fmt::format("{}-scale, exp {} ulp, div {} ulp, {}", oracle::to_string(c.order), c.exp_ulp, c.div_ulp,
+                     c.two_stage ? "two-stage" : "one-stage");
+}
+
+float parse_float_field(const Fields& f, const std::string& key, float fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  const double v = parse_double(key, it->second);
+  if (!std::isfinite(v) || std::abs(v) > 3.4e38)
+    throw std::invalid_argument(fmt::format("'{}' = '{}' is not a finite fp32 number", key, it->second));
+  return float(v);
+}
+
+}  // namespace raceoracle::protocol

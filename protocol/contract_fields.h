@@ -1,0 +1,30 @@
+#pragma once
+/// A sampler's numerics contract as string fields, the one spelling shared by
+/// `verify`'s file metadata, the protocol handshake and the command-line
+/// overrides: `scaling_order` (post|pre), `exp_ulp`, `div_ulp` (ulps, in
+/// [0, kMaxUlp]) and `stages` (2: a fused sampler's rescale, 1: unfused).
+#include <map>
+#include <string>
+
+#include "oracle/contract.h"
+
+namespace raceoracle::protocol {
+
+using Fields = std::map<std::string, std::string>;
+
+/// Beyond this an error bound says nothing: every key would be ambiguous.
+inline constexpr double kMaxUlp = 1 << 20;
+/// Defaults for a sampler that states nothing: 2 ulps of exp and division
+/// (CUDA expf and __fdividef, HIP's OCML, glibc) and a fused rescale.
+oracle::NumericsContract default_sampler_contract();
+
+/// The contract `fields` state over `defaults`; unknown keys are ignored.
+/// Throws std::invalid_argument naming the field, the value and what is allowed.
+oracle::NumericsContract parse_contract(const Fields& fields, oracle::NumericsContract defaults = default_sampler_contract());
+Fields contract_fields(const oracle::NumericsContract& c);
+std::string describe_contract(const oracle::NumericsContract& c);  ///< "post-scale, exp 2 ulp, div 2 ulp, two-stage"
+
+/// A decimal float field: throws naming `key` unless it is a finite number.
+float parse_float_field(const Fields& fields, const std::string& key, float fallback);
+
+}  // namespace raceoracle::protocol

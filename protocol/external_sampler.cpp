@@ -1,0 +1,160 @@
+#include "protocol/external_sampler.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace raceoracle::protocol {
+namespace {
+
+/// `rows` rows of `row_bytes` each, `stride_bytes` apart: a pointer to them
+/// packed (no copy when they already are).
+Piece packed(const void* base, std::int64_t rows, std::size_t row_bytes, std::size_t stride_bytes,
+             std::vector<std::vector<unsigned char>>& scratch) {
+  if (stride_bytes == row_bytes || rows == 1) return {base, std::size_t(rows) * row_bytes};
+  auto& buf = scratch.emplace_back(std::size_t(rows) * row_bytes);
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::memcpy(buf.data() + std::size_t(r) * row_bytes, static_cast<const unsigned char*>(base) + std::size_t(r) * stride_bytes,
+                row_bytes);
+  return {buf.data(), buf.size()};
+}
+
+std::string field(const Safetensors& m, const std::string& key) {
+  auto it = m.metadata.find(key);
+  return it == m.metadata.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vector<Piece>& data,
+                           std::vector<std::vector<unsigned char>>& scratch) {
+  const std::size_t esize = oracle::size_of(b.dtype), V = std::size_t(b.vocab);
+  const std::int64_t noise_rows = b.noise_stride == 0 ? 1 : b.rows;
+  data = {packed(b.storage(), b.rows, V * esize, std::size_t(b.logit_stride) * esize, scratch),
+          packed(b.noise.data(), noise_rows, V * 4, std::size_t(b.noise_stride) * 4, scratch),
+          {b.temperatures.data(), std::size_t(b.rows) * 4}};
+  const std::vector<TensorRef> refs{
+      {"logits", b.dtype == oracle::Dtype::bf16 ? "BF16" : "F32", {b.rows, b.vocab}, data[0].data, data[0].bytes},
+      {"noise", "F32", {noise_rows, b.vocab}, data[1].data, data[1].bytes},
+      {"temperatures", "F32", {b.rows}, data[2].data, data[2].bytes}};
+  return encode_header(refs, {{"type", "sample"},
+                              {"id", std::to_string(id)},
+                              {"eps", fmt::format("{:.9g}", b.eps)},
+                              {"greedy_eps", fmt::format("{:.9g}", b.greedy_eps)}});
+}
+
+ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
+  if (!(spec_.timeout_s > 0)) throw std::invalid_argument("--sampler-timeout must be > 0 seconds");
+  const Hello h = start();
+  name_ = h.name.empty() ? "sampler" : h.name;
+  contract_ = h.contract;
+}
+
+ExternalSampler::~ExternalSampler() = default;
+
+ExternalSampler::Hello ExternalSampler::start() const {
+  ++starts_;
+  channel_ = spec_.read_fd >= 0 ? Channel::attach(spec_.read_fd, spec_.write_fd) : Channel::spawn(spec_.command);
+  const std::string hello = encode_header({}, {{"type", "hello"}, {"protocol", kProtocolVersion}});
+  const Safetensors reply = channel_->exchange(hello, {}, spec_.timeout_s);
+  const std::string type = field(reply, "type"), version = field(reply, "protocol");
+  if (type != "hello") {
+    channel_.reset();
+    throw Breakdown(Breakdown::Kind::protocol,
+                    "the sampler answered the handshake with a message of type '" + type + "', not 'hello'");
+  }
+  if (version != kProtocolVersion) {
+    channel_.reset();
+    throw Breakdown(Breakdown::Kind::protocol, fmt::format("the sampler speaks protocol version '{}'; this raceoracle "
+                                                           "speaks version {}",
+                                                           version, kProtocolVersion));
+  }
+  const std::string name = field(reply, "name");
+  Fields fields = reply.metadata;
+  for (const auto& [k, v] : spec_.overrides) fields[k] = v;
+  oracle::NumericsContract c;
+  try {
+    c = parse_contract(fields);
+  } catch (const std::invalid_argument& e) {
+    channel_.reset();
+    throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
+  }
+  return {name, c};
+}
+
+std::string ExternalSampler::take_breakdown() const {
+  std::string b;
+  b.swap(breakdown_);
+  return b;
+}
+
+std::string ExternalSampler::replay_args() const {
+  std::string s = spec_.read_fd >= 0 ? "--sampler '<your sampler command>'" : "--sampler " + shell_quote(spec_.command);
+  for (const auto& [k, v] : spec_.overrides) {
+    std::string flag = "--" + k;
+    for (char& c : flag)
+      if (c == '_') c = '-';
+    s += " " + flag + " " + v;
+  }
+  return s;
+}
+
+fixtures::KernelRun ExternalSampler::run(const fixtures::Batch& b, const kernels::RunOptions&) const { return sample(b); }
+
+fixtures::KernelRun ExternalSampler::sample(const fixtures::Batch& b) const {
+  fixtures::KernelRun out;
+  auto broke = [&](const std::string& why) {
+    breakdown_ = last_breakdown_ = why;
+    out.status = kernels::Status::error(why);
+    return out;
+  };
+  try {
+    if (!channel_ || !channel_->alive()) {
+      if (spec_.read_fd >= 0 && starts_ > 0 && !last_breakdown_.empty())
+        return broke("the sampler served on file descriptors cannot be restarted after: " + last_breakdown_);
+      start();
+    }
+    const std::uint64_t id = next_id_++;
+    std::vector<Piece> data;
+    std::vector<std::vector<unsigned char>> scratch;
+    const std::string header = encode_request(b, id, data, scratch);
+    const Safetensors reply = channel_->exchange(header, data, spec_.timeout_s);
+    const std::string type = field(reply, "type"), got_id = field(reply, "id");
+    auto violation = [&](const std::string& what) {
+      channel_.reset();  // a sampler out of step cannot be trusted with the next request
+      return broke(fmt::format("the sampler broke the protocol: {} (request id {})", what, id));
+    };
+    if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
+    if (type == "error") {
+      // The sampler raised on these inputs: an answer about them, judged like a wrong token.
+      out.status = kernels::Status::error("the sampler reported an error: " + field(reply, "message"));
+      return out;
+    }
+    if (type != "tokens") return violation("reply type '" + type + "', expected 'tokens' or 'error'");
+    auto it = reply.tensors.find("tokens");
+    if (it == reply.tensors.end()) return violation("the reply has no 'tokens' tensor");
+    const Tensor& t = it->second;
+    if (t.dtype != "I32" && t.dtype != "I64") return violation("tokens dtype " + t.dtype + ", expected I32 or I64");
+    if (t.shape != std::vector<std::int64_t>{b.rows})
+      return violation(fmt::format("tokens shape {}, expected [{}]", shape_string(t.shape), b.rows));
+    const std::vector<std::int64_t> tokens = t.as_i64();
+    out.tokens.reserve(tokens.size());
+    for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
+      out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+  } catch (const Breakdown& e) {
+    channel_.reset();
+    return broke(fmt::format("the sampler {}: {}", to_string(e.kind), e.what()));
+  } catch (const std::exception& e) {  // a restart whose handshake is malformed
+    channel_.reset();
+    return broke(e.what());
+  }
+  return out;
+}
+
+}  // namespace raceoracle::protocol

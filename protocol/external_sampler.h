@@ -1,0 +1,68 @@
+#pragma once
+/// A sampler outside raceoracle, behind the sampler protocol
+/// (docs/SAMPLER_PROTOCOL.md), as a subject the laws can judge: each run
+/// sends one request (the batch's logits, noise, temperatures and constants)
+/// and reads the tokens back. A sampler that breaks down (crashes, exits,
+/// hangs, writes garbage, replies with the wrong shape, dtype or id) is named
+/// and killed; the next run starts it again.
+#include <memory>
+#include <string>
+
+#include "fixtures/subject.h"
+#include "protocol/channel.h"
+#include "protocol/contract_fields.h"
+
+namespace raceoracle::protocol {
+
+inline constexpr const char* kProtocolVersion = "1";
+
+struct SamplerSpec {
+  std::string command;              ///< run through /bin/sh -c
+  int read_fd = -1, write_fd = -1;  ///< or a sampler already serving on these descriptors
+  double timeout_s = 60;            ///< per request, the handshake included
+  Fields overrides;                 ///< contract fields that override the sampler's own
+};
+
+class ExternalSampler final : public fixtures::Subject {
+ public:
+  /// Starts the sampler and shakes hands. Throws Breakdown when it cannot,
+  /// std::invalid_argument when its contract (or an override) is malformed.
+  explicit ExternalSampler(SamplerSpec spec);
+  ~ExternalSampler() override;
+
+  const std::string& name() const override { return name_; }
+  oracle::NumericsContract contract() const override { return contract_; }
+  const kernels::Kernel* kernel() const override { return nullptr; }
+  fixtures::KernelRun run(const fixtures::Batch& b, const kernels::RunOptions& o = {}) const override;
+  std::string take_breakdown() const override;
+  std::string replay_args() const override;
+
+  const SamplerSpec& spec() const { return spec_; }
+  int starts() const { return starts_; }  ///< 1 + restarts after breakdowns
+  /// Tokens for rows given as raw arrays (the agreement and divergence runs).
+  fixtures::KernelRun sample(const fixtures::Batch& b) const;
+
+ private:
+  struct Hello {
+    std::string name;
+    oracle::NumericsContract contract;
+  };
+  Hello start() const;  ///< (re)starts the process and shakes hands
+  SamplerSpec spec_;
+  std::string name_;
+  oracle::NumericsContract contract_;
+  mutable std::unique_ptr<Channel> channel_;
+  mutable std::string breakdown_, last_breakdown_;
+  mutable std::uint64_t next_id_ = 1;
+  mutable int starts_ = 0;
+};
+
+/// The request message for `b` (rows packed): header bytes and data pieces,
+/// which point into `b` or into `scratch`.
+std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vector<Piece>& data,
+                           std::vector<std::vector<unsigned char>>& scratch);
+
+/// Shell quoting for a replay line: 'text' with embedded quotes escaped.
+std::string shell_quote(const std::string& s);
+
+}  // namespace raceoracle::protocol

@@ -1,0 +1,231 @@
+#include "protocol/safetensors.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace raceoracle::protocol {
+namespace {
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = std::uint32_t(h & 0x8000) << 16;
+  const int exp = (h >> 10) & 0x1F;
+  std::uint32_t mant = h & 0x3FF;
+  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000 | (mant << 13));  // inf / NaN
+  if (exp == 0) {
+    if (mant == 0) return std::bit_cast<float>(sign);
+    int e = -1;  // subnormal half: normalise
+    do {
+      ++e;
+      mant <<= 1;
+    } while (!(mant & 0x400));
+    return std::bit_cast<float>(sign | std::uint32_t(127 - 15 - e) << 23 | (mant & 0x3FF) << 13);
+  }
+  return std::bit_cast<float>(sign | std::uint32_t(exp - 15 + 127) << 23 | mant << 13);
+}
+
+template <class T>
+T load(const unsigned char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+/// Bytes of a tensor of `shape` and element size `esize`, or throws when the
+/// count does not fit in 63 bits (a header claiming [4, 2^62] F32 must not wrap).
+std::uint64_t byte_count(const std::vector<std::int64_t>& shape, std::size_t esize) {
+  constexpr std::uint64_t kMax = std::uint64_t(std::numeric_limits<std::int64_t>::max());
+  std::uint64_t n = esize;
+  for (std::int64_t d : shape) {
+    if (d < 0) throw SafetensorsError("negative dimension in shape " + shape_string(shape));
+    if (d != 0 && n > kMax / std::uint64_t(d))
+      throw SafetensorsError("shape " + shape_string(shape) + " holds more bytes than 2^63");
+    n *= std::uint64_t(d);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::size_t dtype_size(const std::string& d) {
+  if (d == "BF16" || d == "F16" || d == "I16") return 2;
+  if (d == "F32" || d == "I32") return 4;
+  if (d == "F64" || d == "I64") return 8;
+  if (d == "U8" || d == "I8" || d == "BOOL") return 1;
+  return 0;
+}
+
+std::int64_t Tensor::elements() const {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::vector<float> Tensor::as_f32() const {
+  const std::size_t n = std::size_t(elements());
+  std::vector<float> out(n);
+  const unsigned char* p = bytes.data();
+  if (dtype == "F32") {
+    std::memcpy(out.data(), p, n * 4);
+  } else if (dtype == "BF16") {
+    for (std::size_t i = 0; i < n; ++i) out[i] = std::bit_cast<float>(std::uint32_t(load<std::uint16_t>(p + 2 * i)) << 16);
+  } else if (dtype == "F16") {
+    for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(load<std::uint16_t>(p + 2 * i));
+  } else {
+    throw SafetensorsError("dtype " + dtype + " is not a floating-point type this tool reads (BF16, F16, F32)");
+  }
+  return out;
+}
+
+std::vector<std::int64_t> Tensor::as_i64() const {
+  const std::size_t n = std::size_t(elements());
+  std::vector<std::int64_t> out(n);
+  if (dtype == "I32") {
+    for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int32_t>(bytes.data() + 4 * i);
+  } else if (dtype == "I64") {
+    for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int64_t>(bytes.data() + 8 * i);
+  } else {
+    throw SafetensorsError("dtype " + dtype + " is not an integer type this tool reads (I32, I64)");
+  }
+  return out;
+}
+
+const Tensor& Safetensors::require(const std::string& name) const {
+  auto it = tensors.find(name);
+  if (it == tensors.end()) {
+    std::string have;
+    for (const auto& [k, v] : tensors) have += (have.empty() ? "" : ", ") + k;
+    throw SafetensorsError("missing tensor '" + name + "' (it has: " + (have.empty() ? "none" : have) + ")");
+  }
+  return it->second;
+}
+
+Header parse_header(const std::string& json, std::uint64_t data_limit) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception& e) {
+    throw SafetensorsError(std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw SafetensorsError("header is not a JSON object");
+  Header h;
+  for (const auto& [name, t] : j.items()) {
+    if (name == "__metadata__") {
+      if (!t.is_object()) throw SafetensorsError("__metadata__ is not an object");
+      for (const auto& [k, v] : t.items()) {
+        if (!v.is_string()) throw SafetensorsError("metadata '" + k + "' is not a string");
+        h.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    try {
+      Entry e;
+      e.name = name;
+      e.dtype = t.at("dtype").get<std::string>();
+      for (const auto& d : t.at("shape")) e.shape.push_back(d.get<std::int64_t>());
+      const auto offsets = t.at("data_offsets").get<std::vector<std::uint64_t>>();
+      if (offsets.size() != 2 || offsets[0] > offsets[1]) throw SafetensorsError("data_offsets must be [begin, end]");
+      const std::size_t esize = dtype_size(e.dtype);
+      if (esize == 0) throw SafetensorsError("unknown dtype " + e.dtype);
+      const std::uint64_t want = byte_count(e.shape, esize);
+      if (offsets[1] - offsets[0] != want)
+        throw SafetensorsError("shape and dtype need " + std::to_string(want) + " bytes, data_offsets give " +
+                               std::to_string(offsets[1] - offsets[0]));
+      if (offsets[1] > data_limit)
+        throw SafetensorsError("data ends at byte " + std::to_string(offsets[1]) + " but only " +
+                               std::to_string(data_limit) + " data bytes are there (truncated?)");
+      e.begin = offsets[0];
+      e.end = offsets[1];
+      h.data_bytes = std::max(h.data_bytes, e.end);
+      h.entries.push_back(std::move(e));
+    } catch (const nlohmann::json::exception& e) {
+      throw SafetensorsError("tensor '" + name + "': malformed entry: " + e.what());
+    } catch (const SafetensorsError& e) {
+      throw SafetensorsError("tensor '" + name + "': " + e.what());
+    }
+  }
+  std::sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  for (std::size_t i = 1; i < h.entries.size(); ++i)
+    if (h.entries[i].begin < h.entries[i - 1].end && h.entries[i].begin != h.entries[i].end)
+      throw SafetensorsError("tensors '" + h.entries[i - 1].name + "' and '" + h.entries[i].name + "' overlap");
+  return h;
+}
+
+Safetensors assemble(Header h, const unsigned char* data) {
+  Safetensors s;
+  s.metadata = std::move(h.metadata);
+  for (Entry& e : h.entries) {
+    Tensor t;
+    t.dtype = std::move(e.dtype);
+    t.shape = std::move(e.shape);
+    t.bytes.assign(data + e.begin, data + e.end);
+    s.tensors[e.name] = std::move(t);
+  }
+  return s;
+}
+
+std::string encode_header(const std::vector<TensorRef>& tensors, const std::map<std::string, std::string>& metadata) {
+  nlohmann::json j = nlohmann::json::object();
+  std::uint64_t offset = 0;
+  for (const TensorRef& t : tensors) {
+    j[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes}}};
+    offset += t.bytes;
+  }
+  if (!metadata.empty()) j["__metadata__"] = metadata;
+  std::string header = j.dump();
+  while ((8 + header.size()) % 8) header += ' ';  // the format aligns data to 8 bytes
+  std::string out(8, '\0');
+  const std::uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);  // little-endian on every target we build
+  return out + header;
+}
+
+Safetensors read_safetensors(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw SafetensorsError("cannot open " + path);
+  f.seekg(0, std::ios::end);
+  const std::uint64_t size = std::uint64_t(f.tellg());
+  f.seekg(0);
+  if (size < 8) throw SafetensorsError(path + ": " + std::to_string(size) + " bytes, too short for a safetensors header");
+  unsigned char len_bytes[8];
+  f.read(reinterpret_cast<char*>(len_bytes), 8);
+  const std::uint64_t header_len = load<std::uint64_t>(len_bytes);
+  if (header_len > size - 8)
+    throw SafetensorsError(path + ": header length " + std::to_string(header_len) + " is larger than the file (" +
+                           std::to_string(size) + " bytes)");
+  std::string header(header_len, '\0');
+  f.read(header.data(), std::streamsize(header_len));
+  const std::uint64_t data_start = 8 + header_len;
+  Header h;
+  try {
+    h = parse_header(header, size - data_start);
+  } catch (const SafetensorsError& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+  std::vector<unsigned char> data(h.data_bytes);
+  f.seekg(std::streamoff(data_start));
+  f.read(reinterpret_cast<char*>(data.data()), std::streamsize(data.size()));
+  if (!f) throw SafetensorsError(path + ": read failed");
+  return assemble(std::move(h), data.data());
+}
+
+void write_safetensors(const std::string& path, const Safetensors& s) {
+  std::vector<TensorRef> refs;
+  for (const auto& [name, t] : s.tensors) refs.push_back({name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw SafetensorsError("cannot write " + path);
+  f << encode_header(refs, s.metadata);
+  for (const TensorRef& t : refs) f.write(static_cast<const char*>(t.data), std::streamsize(t.bytes));
+  if (!f) throw SafetensorsError("write failed: " + path);
+}
+
+}  // namespace raceoracle::protocol

@@ -1,0 +1,17 @@
+"""raceoracle from Python: check any exponential-race sampler with the whole suite.
+
+    import raceoracle
+    raceoracle.check(my_sampler)          # one line in a pytest test
+    raceoracle.serve(my_sampler)          # a sampler process for `raceoracle check --sampler CMD`
+    raceoracle.verify(logits, noise, temperatures, tokens)
+
+A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
+(docs/SAMPLER_PROTOCOL.md). Pure Python over numpy; torch is optional.
+"""
+from ._messages import PROTOCOL_VERSION, ProtocolError
+from ._run import Report, check, find_binary, replay, verify
+from ._serve import serve, serve_on
+
+__all__ = ["check", "replay", "serve", "serve_on", "verify", "find_binary", "Report", "ProtocolError",
+           "PROTOCOL_VERSION"]
+__version__ = "0.1.0"

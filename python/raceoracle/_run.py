@@ -1,0 +1,190 @@
+"""check(), replay() and verify(): the raceoracle binary driven from Python."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from . import _messages as m
+from ._serve import contract_fields, serve_on
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def find_binary():
+    """RACEORACLE_BIN, then `raceoracle` on PATH, then the build tree beside this package."""
+    env = os.environ.get("RACEORACLE_BIN")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise FileNotFoundError("RACEORACLE_BIN=%s is not an executable" % env)
+        return env
+    on_path = shutil.which("raceoracle")
+    if on_path:
+        return on_path
+    root = os.path.dirname(os.path.dirname(_HERE))
+    for preset in ("cpu", "nvidia", "amd", "*"):
+        for cand in sorted(glob.glob(os.path.join(root, "build", preset, "cli", "raceoracle"))):
+            if os.access(cand, os.X_OK):
+                return cand
+    raise FileNotFoundError("raceoracle binary not found: set RACEORACLE_BIN, put it on PATH, "
+                            "or build it (cmake --preset cpu && cmake --build --preset cpu)")
+
+
+class Report(dict):
+    """The command's JSON report, with its text output in .text."""
+
+    text = ""
+
+    @property
+    def passed(self):
+        return self.get("verdict") == "PASS"
+
+
+def _contract_flags(contract):
+    flags = []
+    for key, value in contract_fields(**contract).items():
+        flags += ["--" + key.replace("_", "-"), value]
+    return flags
+
+
+def _serving(fn, args, *, tensors, device, name, contract):
+    """Runs `raceoracle ARGS --sampler-fds ...` with this process serving fn. Returns (exit code, text)."""
+    req_r, req_w = os.pipe()  # raceoracle writes requests, we read
+    rep_r, rep_w = os.pipe()  # we write replies, raceoracle reads
+    with tempfile.TemporaryFile(mode="w+") as out:
+        proc = subprocess.Popen([find_binary()] + args + ["--sampler-fds", "%d,%d" % (rep_r, req_w)],
+                                pass_fds=(rep_r, req_w), stdout=out, stderr=subprocess.STDOUT)
+        os.close(rep_r)
+        os.close(req_w)
+        try:
+            serve_on(fn, req_r, rep_w, tensors=tensors, device=device, name=name, **contract)
+        except (BrokenPipeError, m.ProtocolError):
+            pass  # raceoracle stopped reading: its exit code and output say why
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
+            code = proc.wait()
+        out.seek(0)
+        return code, out.read()
+
+
+def _python_replay(fn, property_name, reproduce, case):
+    what = "reproduce=%r" % reproduce if reproduce else "case=%r" % case
+    return "raceoracle.replay(%s, %r, %s)" % (getattr(fn, "__name__", "fn"), property_name, what)
+
+
+def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=None, vocab=None, timeout=60,
+          tensors="numpy", device="cpu", name=None, **contract):
+    """Runs `raceoracle check` on fn, served from this process.
+
+    Returns the report (a dict; .passed, .text) when every law held; raises
+    AssertionError with each shrunk counterexample and its replay call
+    otherwise. `contract` takes scaling_order, exp_ulp, div_ulp, stages.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "check.json")
+        args = ["check", "--cases", str(cases), "--json", path, "--sampler-timeout", str(timeout)]
+        if seed is not None:
+            args += ["--seed", str(seed)]
+        if properties:
+            args += ["--properties"] + list(properties)
+        if not agreement:
+            args += ["--no-agreement"]
+        if rows is not None:
+            args += ["--rows", str(rows)]
+        if vocab is not None:
+            args += ["--vocab", str(vocab)]
+        code, text = _serving(fn, args, tensors=tensors, device=device, name=name, contract=contract)
+        if not os.path.exists(path):
+            raise RuntimeError("raceoracle check exited %d without a report:\n%s" % (code, text))
+        with open(path) as f:
+            report = Report(json.load(f))
+    report.text = text
+    sys.stdout.write(text)
+    if code == 0 and report.passed:
+        return report
+    lines = ["raceoracle check: %s (%d failures)" % (report.get("verdict"), report.get("failures", 0))]
+    for p in report.get("properties", []):
+        if p["result"] != "pass":
+            lines.append("%s: %s" % (p["property"], p["verdict"] if not p["uncovered"] else "UNCOVERED"))
+            if p["counterexample"]:
+                lines.append("  " + p["counterexample"])
+            if p["uncovered"]:
+                lines.append("  input classes never met: " + ", ".join(p["uncovered"]))
+            if p.get("reproduce") or p.get("case"):
+                lines.append("  replay: " + _python_replay(fn, p["property"], p.get("reproduce"), p.get("case")))
+    for c in report.get("agreement", []):
+        if c["unexplained"] or c["out_of_range"]:
+            lines.append("agreement %s T=%s: %d unexplained, %d out of range of %d rows"
+                         % (c["mask"], c["temperature"], c["unexplained"], c["out_of_range"], c["rows"]))
+    if report.get("agreement_error"):
+        lines.append("agreement run failed: " + report["agreement_error"])
+    if report.get("error"):
+        lines.append(report["error"])
+    raise AssertionError("\n".join(lines) + "\n\n" + text[-4000:])
+
+
+def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100, timeout=60, tensors="numpy",
+           device="cpu", name=None, **contract):
+    """Replays one failure check() reported; raises AssertionError while it still fails."""
+    args = ["replay", "--property", property_name, "--cases", str(cases), "--sampler-timeout", str(timeout)]
+    if reproduce:
+        args += ["--reproduce", reproduce]
+    elif case:
+        args += ["--case", case]
+    else:
+        raise ValueError("replay needs reproduce= or case=")
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    code, text = _serving(fn, args, tensors=tensors, device=device, name=name, contract=contract)
+    sys.stdout.write(text)
+    if code != 0:
+        raise AssertionError(text)
+    return text
+
+
+def _logits_entry(logits):
+    if hasattr(logits, "detach"):  # torch, any device
+        import torch
+        t = logits.detach().cpu().contiguous()
+        if t.dtype == torch.bfloat16:
+            return ("BF16", list(t.shape), t.view(torch.int16).numpy().tobytes())
+        return t.numpy()
+    return np.asarray(logits)
+
+
+def _array(x, dtype):
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.ascontiguousarray(np.asarray(x), dtype=dtype) if dtype else np.ascontiguousarray(np.asarray(x))
+
+
+def verify(logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, raise_on_failure=True, **contract):
+    """Judges a sampler's tokens on in-memory arrays (numpy or torch, cpu or cuda).
+
+    Returns the report (a dict; .passed, .text); raises AssertionError on an
+    unexplained or out-of-range token unless raise_on_failure=False.
+    """
+    tok = _array(tokens, None)
+    if tok.dtype not in (np.int32, np.int64):
+        tok = tok.astype(np.int64)
+    tensors = {"logits": _logits_entry(logits), "noise": _array(noise, np.float32),
+               "temperatures": _array(temperatures, np.float32), "tokens": tok}
+    meta = dict(contract_fields(**contract), eps=repr(float(eps)), greedy_eps=repr(float(greedy_eps)))
+    with tempfile.TemporaryDirectory() as tmp:
+        path, out = os.path.join(tmp, "tokens.safetensors"), os.path.join(tmp, "verify.json")
+        with open(path, "wb") as f:
+            f.write(m.encode(tensors, meta))
+        proc = subprocess.run([find_binary(), "verify", path, "--json", out], capture_output=True, text=True)
+        if proc.returncode == 2 or not os.path.exists(out):
+            raise ValueError("raceoracle verify rejected the inputs: " + (proc.stderr or proc.stdout).strip())
+        with open(out) as f:
+            report = Report(json.load(f))
+    report.text = proc.stdout
+    if raise_on_failure and not report.passed:
+        raise AssertionError(proc.stdout)
+    return report

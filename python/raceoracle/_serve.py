@@ -1,0 +1,92 @@
+"""The sampler side of the protocol: answer raceoracle's requests with fn."""
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from . import _messages as m
+
+_CONTRACT_KEYS = ("scaling_order", "exp_ulp", "div_ulp", "stages")
+
+
+def contract_fields(scaling_order="post", exp_ulp=2, div_ulp=2, stages=2):
+    if scaling_order not in ("post", "pre"):
+        raise ValueError("scaling_order must be 'post' or 'pre', got %r" % (scaling_order,))
+    if int(stages) not in (1, 2):
+        raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
+    for key, v in (("exp_ulp", exp_ulp), ("div_ulp", div_ulp)):
+        if not (float(v) >= 0):
+            raise ValueError("%s must be >= 0, got %r" % (key, v))
+    return {"scaling_order": scaling_order, "exp_ulp": repr(float(exp_ulp)), "div_ulp": repr(float(div_ulp)),
+            "stages": str(int(stages))}
+
+
+def _torch_inputs(tensors, device):
+    import torch  # optional: only for tensors="torch"
+
+    def t(name, dtype):
+        d, shape, raw = tensors[name]
+        if d == "BF16":
+            x = torch.frombuffer(bytearray(raw), dtype=torch.int16).view(torch.bfloat16)
+        else:
+            x = torch.from_numpy(m.as_numpy(tensors[name]).copy())
+        return x.reshape(shape).to(device)
+
+    return t("logits", None), t("noise", None), t("temperatures", None)
+
+
+def _numpy_tokens(tokens):
+    if hasattr(tokens, "detach"):  # a torch tensor, on any device
+        tokens = tokens.detach().cpu().numpy()
+    return np.asarray(tokens)
+
+
+def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None, **contract):
+    """Answers requests on (read_fd, write_fd) until EOF. Returns the number answered."""
+    if tensors not in ("numpy", "torch"):
+        raise ValueError("tensors must be 'numpy' or 'torch', got %r" % (tensors,))
+    fields = contract_fields(**contract)
+    answered = 0
+    while True:
+        msg = m.read_message(read_fd)
+        if msg is None:
+            return answered
+        inputs, meta = msg
+        kind, rid = meta.get("type"), meta.get("id", "")
+        if kind == "hello":
+            reply = dict(fields, type="hello", protocol=m.PROTOCOL_VERSION, name=name or getattr(fn, "__name__", "sampler"))
+            m.write_message(write_fd, {}, reply)
+            continue
+        if kind != "sample":
+            m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "unknown request type %r" % kind})
+            continue
+        try:
+            if tensors == "torch":
+                logits, noise, temps = _torch_inputs(inputs, device)
+            else:
+                logits, noise, temps = (m.as_numpy(inputs[k]) for k in ("logits", "noise", "temperatures"))
+            tokens = _numpy_tokens(fn(logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"])))
+            m.write_message(write_fd, {"tokens": tokens}, {"type": "tokens", "id": rid})
+        except Exception as e:  # the sampler raised on these inputs: an answer raceoracle reports
+            traceback.print_exc(file=sys.stderr)
+            m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "%s: %s" % (type(e).__name__, e)})
+        answered += 1
+
+
+def serve(fn, *, tensors="numpy", device="cpu", scaling_order="post", exp_ulp=2, div_ulp=2, stages=2, name=None):
+    """Runs the sampler side of the protocol on stdin/stdout until EOF.
+
+    fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]. With
+    tensors="numpy", BF16 logits arrive widened to float32 (exactly); with
+    tensors="torch", as torch.bfloat16 (or float32) on `device`. Anything the
+    process prints to stdout goes to stderr: stdout carries the protocol.
+    """
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)  # print() and C-level writes to fd 1 now land on stderr
+    sys.stdout = sys.stderr
+    try:
+        return serve_on(fn, 0, protocol_out, tensors=tensors, device=device, name=name, scaling_order=scaling_order,
+                        exp_ulp=exp_ulp, div_ulp=div_ulp, stages=stages)
+    finally:
+        os.close(protocol_out)
