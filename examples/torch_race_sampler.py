@@ -14,7 +14,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import raceoracle  # noqa: E402
+import raceoracle  # noqa: E402,F401
 
 # x / t before the max is taken: PyTorch's order is pre-scale. softmax's
 # division by the sum is a second rounding of every key, which the two-stage
