@@ -171,7 +171,8 @@ void Channel::terminate() {
   alive_ = false;
 }
 
-std::string Channel::stderr_tail() const {
+std::string Channel::stderr_tail() {
+  drain_stderr();
   std::string s;
   for (const auto& l : err_lines_) s += "    " + l + "\n";
   if (!err_partial_.empty()) s += "    " + err_partial_ + "\n";
@@ -231,7 +232,12 @@ std::string Channel::exit_story() {
   pid_ = -1;             // reaped
   if (WIFSIGNALED(status))
     return fmt::format("crashed: killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  return fmt::format("exited with status {}", WEXITSTATUS(status));
+  // A shell that waited for the sampler reports its death by signal N as 128 + N.
+  const int code = WEXITSTATUS(status);
+  if (code > 128 && code < 128 + 32)
+    return fmt::format("crashed: killed by signal {} ({}; the shell's exit status {})", code - 128, strsignal(code - 128),
+                       code);
+  return fmt::format("exited with status {}", code);
 }
 
 void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, double deadline) {

@@ -50,8 +50,9 @@ class Channel {
   /// Sends one message (header bytes then data pieces) and reads one back,
   /// both before `timeout_s` passes. Throws Breakdown; the channel is then dead.
   Safetensors exchange(const std::string& header, const std::vector<Piece>& data, double timeout_s);
-  /// The sampler's last stderr lines (spawned channels only), newest last.
-  std::string stderr_tail() const;
+  /// The sampler's last stderr lines (spawned channels only), newest last,
+  /// after reading whatever it has written so far.
+  std::string stderr_tail();
   bool alive() const { return alive_; }
 
  private:

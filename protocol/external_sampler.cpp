@@ -127,8 +127,11 @@ fixtures::KernelRun ExternalSampler::sample(const fixtures::Batch& b) const {
     const Safetensors reply = channel_->exchange(header, data, spec_.timeout_s);
     const std::string type = field(reply, "type"), got_id = field(reply, "id");
     auto violation = [&](const std::string& what) {
+      std::string why = fmt::format("the sampler broke the protocol: {} (request id {})", what, id);
+      if (const std::string tail = channel_->stderr_tail(); !tail.empty())
+        why += "\n  the sampler's last stderr lines:\n" + tail;
       channel_.reset();  // a sampler out of step cannot be trusted with the next request
-      return broke(fmt::format("the sampler broke the protocol: {} (request id {})", what, id));
+      return broke(why);
     };
     if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
     if (type == "error") {

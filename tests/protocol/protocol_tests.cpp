@@ -1,0 +1,179 @@
+// The sampler protocol's building blocks: the safetensors header checks, the
+// request encoding, and the external sampler's handling of every way a
+// sampler process can misbehave (tests/protocol/misbehaving_sampler.py).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "protocol/external_sampler.h"
+
+namespace raceoracle::protocol {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(SafetensorsHeader, RejectsAByteCountThatWouldWrap) {
+  // [4, 2^62] F32 is 2^66 bytes: as a 64-bit product it wraps to 0.
+  const std::string h = R"({"logits":{"dtype":"F32","shape":[4,4611686018427387904],"data_offsets":[0,0]}})";
+  try {
+    parse_header(h, 1 << 20);
+    FAIL() << "accepted";
+  } catch (const SafetensorsError& e) {
+    EXPECT_NE(std::string(e.what()).find("more bytes than 2^63"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SafetensorsHeader, RejectsOverlappingTensors) {
+  const std::string h = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                        R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  EXPECT_THROW(parse_header(h, 64), SafetensorsError);
+}
+
+TEST(SafetensorsHeader, RejectsDataPastTheLimit) {
+  const std::string h = R"({"a":{"dtype":"I64","shape":[3],"data_offsets":[0,24]}})";
+  EXPECT_THROW(parse_header(h, 16), SafetensorsError);
+  EXPECT_EQ(parse_header(h, 24).data_bytes, 24u);
+}
+
+TEST(Request, PacksPaddedRowsAndKeepsASharedNoiseRow) {
+  fixtures::Batch b = fixtures::Batch::make(3, 5, oracle::Dtype::f32, /*pad=*/2);
+  for (std::int64_t r = 0; r < 3; ++r)
+    for (std::int64_t i = 0; i < 5; ++i) b.x(r, i) = float(10 * r + i);
+  b.noise_stride = 0;  // one noise row for every row
+  b.noise.assign(5, 0.5f);
+  std::vector<Piece> data;
+  std::vector<std::vector<unsigned char>> scratch;
+  const std::string header = encode_request(b, 42, data, scratch);
+  std::uint64_t n = 0;
+  std::memcpy(&n, header.data(), 8);
+  ASSERT_EQ(header.size(), 8 + n);
+  ASSERT_EQ(header.size() % 8, 0u) << "data must start 8-aligned";
+  std::string bytes;
+  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
+  Header h = parse_header(header.substr(8), bytes.size());
+  const Safetensors s = assemble(h, reinterpret_cast<const unsigned char*>(bytes.data()));
+  EXPECT_EQ(s.metadata.at("id"), "42");
+  EXPECT_EQ(s.metadata.at("type"), "sample");
+  EXPECT_EQ(s.require("logits").shape, (std::vector<std::int64_t>{3, 5}));
+  EXPECT_EQ(s.require("noise").shape, (std::vector<std::int64_t>{1, 5}));
+  const auto x = s.require("logits").as_f32();
+  for (int r = 0; r < 3; ++r)
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(x[std::size_t(r * 5 + i)], float(10 * r + i));
+}
+
+/// A sampler command from tests/protocol/misbehaving_sampler.py.
+std::string misbehaving(const std::string& mode) {
+  return std::string(RACEORACLE_TEST_PYTHON) + " " + RACEORACLE_TEST_DIR + "/misbehaving_sampler.py " + mode;
+}
+
+class Misbehaving : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string(RACEORACLE_TEST_PYTHON).empty()) GTEST_SKIP() << "no python3 with numpy found at configure time";
+  }
+  static SamplerSpec spec(const std::string& mode, double timeout_s = 20) {
+    SamplerSpec s;
+    s.command = misbehaving(mode);
+    s.timeout_s = timeout_s;
+    return s;
+  }
+  /// Runs one batch; returns (status message, breakdown).
+  static std::pair<std::string, std::string> first_request(ExternalSampler& x) {
+    const fixtures::KernelRun r = x.run(fixtures::Batch::make(2, 7));
+    EXPECT_FALSE(r.status.ok);
+    return {r.status.message, x.take_breakdown()};
+  }
+  static void expect_breakdown(const std::string& mode, const std::string& named, double timeout_s = 20) {
+    ExternalSampler x(spec(mode, timeout_s));
+    const auto [status, breakdown] = first_request(x);
+    EXPECT_NE(breakdown.find(named), std::string::npos) << mode << ": " << breakdown;
+    EXPECT_NE(breakdown.find("request 1 rows 2"), std::string::npos) << mode << ": the stderr tail is missing\n" << breakdown;
+    // The next request restarts it (and it misbehaves again).
+    const auto again = first_request(x);
+    EXPECT_EQ(x.starts(), 2);
+    EXPECT_NE(again.second.find(named), std::string::npos) << again.second;
+  }
+};
+
+TEST_F(Misbehaving, ACrashIsNamedWithItsSignal) { expect_breakdown("crash", "crashed: killed by signal 6"); }
+TEST_F(Misbehaving, AnEarlyExitIsNamedWithItsStatus) { expect_breakdown("exit", "exited with status 3"); }
+TEST_F(Misbehaving, GarbageOnStdoutIsNamed) { expect_breakdown("garbage", "wrote garbage"); }
+TEST_F(Misbehaving, TextOnStdoutIsNamed) { expect_breakdown("text", "wrote text to stdout: 'debug: logits"); }
+TEST_F(Misbehaving, WrongShapeIsNamed) { expect_breakdown("wrong_shape", "tokens shape [3], expected [2]"); }
+TEST_F(Misbehaving, WrongDtypeIsNamed) { expect_breakdown("wrong_dtype", "tokens dtype F32, expected I32 or I64"); }
+TEST_F(Misbehaving, WrongIdIsNamed) { expect_breakdown("wrong_id", "7' is not the request's"); }
+TEST_F(Misbehaving, ATruncatedReplyIsNamed) { expect_breakdown("truncated", "after"); }
+
+TEST_F(Misbehaving, AHangIsNamedWithinItsTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  expect_breakdown("hang", "hung: no reply within the timeout", 1.0);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 2 * 1.0 + 8) << "two timed-out requests (and two starts) took " << s << " s";
+}
+
+TEST_F(Misbehaving, AnErrorReplyIsAnAnswerNotABreakdown) {
+  ExternalSampler x(spec("error"));
+  const auto [status, breakdown] = first_request(x);
+  EXPECT_NE(status.find("the sampler reported an error: ValueError: vocab too small"), std::string::npos) << status;
+  EXPECT_EQ(breakdown, "");
+  EXPECT_EQ(x.starts(), 1) << "an error reply must not restart the sampler";
+}
+
+TEST_F(Misbehaving, AnotherProtocolVersionIsRefusedAtTheHandshake) {
+  try {
+    ExternalSampler x(spec("old_version"));
+    FAIL() << "accepted";
+  } catch (const Breakdown& e) {
+    EXPECT_NE(std::string(e.what()).find("speaks protocol version '0'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Misbehaving, ACommandThatDoesNotExistFailsWithItsShellMessage) {
+  SamplerSpec s;
+  s.command = "no-such-sampler-command --flag";
+  try {
+    ExternalSampler x(s);
+    FAIL() << "accepted";
+  } catch (const Breakdown& e) {
+    EXPECT_NE(std::string(e.what()).find("exited with status 127"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not found"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Misbehaving, NoProcessIsLeftBehind) {
+  // The shell forks the sampler (no exec), so two processes: both must go.
+  const fs::path pids = fs::temp_directory_path() / ("raceoracle_pids_" + std::to_string(getpid()));
+  SamplerSpec s = spec("hang", 0.5);
+  s.command = "echo $$ > " + pids.string() + "; " + misbehaving("hang") + "; echo unreachable";
+  {
+    ExternalSampler x(s);
+    first_request(x);  // times out; the group is killed
+  }
+  std::ifstream in(pids);
+  pid_t shell = 0;
+  in >> shell;
+  fs::remove(pids);
+  ASSERT_GT(shell, 0);
+  EXPECT_NE(kill(shell, 0), 0) << "the sampler's shell " << shell << " is still alive";
+  // The orphaned python is killed with the group; give init a moment to reap it.
+  for (int i = 0; i < 100 && kill(-shell, 0) == 0; ++i) usleep(20000);
+  EXPECT_NE(kill(-shell, 0), 0) << "a process of the sampler's group " << shell << " is still alive";
+}
+
+TEST_F(Misbehaving, ACorrectlyBehavedReplyGivesTokens) {
+  ExternalSampler x(spec("zeros"));
+  EXPECT_EQ(x.name(), "misbehaving-zeros");
+  const fixtures::KernelRun r = x.run(fixtures::Batch::make(4, 9));
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  EXPECT_EQ(r.tokens, (std::vector<std::int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(x.take_breakdown(), "");
+}
+
+}  // namespace
+}  // namespace raceoracle::protocol
