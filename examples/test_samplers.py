@@ -1,0 +1,62 @@
+"""raceoracle from pytest: each check is one line.
+
+    python3 -m pytest examples/        (RACEORACLE_BIN, PATH or the build tree gives the binary)
+"""
+import numpy as np
+import pytest
+
+import raceoracle
+import broken_samplers
+import numpy_race_sampler
+import torch_race_sampler
+
+
+def test_torch_race_sampler():
+    raceoracle.check(torch_race_sampler.race, tensors="torch", **torch_race_sampler.CONTRACT)
+
+
+def test_numpy_race_sampler():
+    raceoracle.check(numpy_race_sampler.race, **numpy_race_sampler.CONTRACT)
+
+
+def test_a_broken_sampler_fails_with_its_counterexample_and_replay():
+    with pytest.raises(AssertionError) as failure:
+        raceoracle.check(broken_samplers.greedy_only_at_zero, tensors="torch", agreement=False,
+                         properties=["GreedyIsExact"], **torch_race_sampler.CONTRACT)
+    text = str(failure.value)
+    assert "GreedyIsExact: FAILED" in text
+    assert "raceoracle.replay(greedy_only_at_zero, 'GreedyIsExact', reproduce=" in text
+    # ... and the printed replay reproduces it.
+    reproduce = text.split("reproduce='")[1].split("'")[0]
+    with pytest.raises(AssertionError):
+        raceoracle.replay(broken_samplers.greedy_only_at_zero, "GreedyIsExact", reproduce=reproduce, tensors="torch",
+                          **torch_race_sampler.CONTRACT)
+
+
+def test_an_exception_in_the_sampler_is_reported_not_hidden():
+    def raises(logits, noise, temperatures, eps, greedy_eps):
+        raise RuntimeError("kernel launch failed")
+
+    with pytest.raises(AssertionError, match="the sampler reported an error: RuntimeError: kernel launch failed"):
+        raceoracle.check(raises, agreement=False, properties=["TokensInRange"])
+
+
+def test_verify_judges_in_memory_arrays():
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(1)
+    logits = (torch.randn(16, 4097, generator=g) * 3).to(torch.bfloat16)
+    noise = torch.empty(16, 4097).exponential_(generator=g)
+    temperatures = torch.tensor([0.0, 0.7, 1.0, 2.0] * 4)
+    tokens = torch_race_sampler.race(logits, noise, temperatures, 1e-10, 1e-10)
+    report = raceoracle.verify(logits, noise, temperatures, tokens, **torch_race_sampler.CONTRACT)
+    assert report.passed and report["identical"] + report["explained"] == 16
+    wrong = tokens.clone()
+    wrong[3] = (wrong[3] + 1) % 4097
+    with pytest.raises(AssertionError, match=r"row 3: token \d+ is UNEXPLAINED"):
+        raceoracle.verify(logits, noise, temperatures, wrong, **torch_race_sampler.CONTRACT)
+
+
+def test_verify_names_a_bad_input():
+    with pytest.raises(ValueError, match="noise must be"):
+        raceoracle.verify(np.zeros((2, 5), np.float32), np.ones((3, 5), np.float32), np.ones(2, np.float32),
+                          np.zeros(2, np.int64))
