@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages raceoracle needs. Idempotent and quiet: a
 # package already present costs one dpkg query. Run as root (or via sudo).
-#   ci/install-deps.sh          build + test dependencies
+#   ci/install-deps.sh          build + test dependencies (python3-torch: real samplers in the tests)
 #   ci/install-deps.sh --amd    also Debian's hipcc (ROCm 5.2) for the amd build check
 set -euo pipefail
 packages=(
@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev librandom123-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   gnuplot-nox
+  python3-numpy python3-torch python3-pytest
 )
 [[ "${1:-}" == "--amd" ]] && packages+=(hipcc libamdhip64-dev)
 

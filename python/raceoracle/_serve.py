@@ -25,15 +25,31 @@ def contract_fields(scaling_order="post", exp_ulp=2, div_ulp=2, stages=2):
 def _torch_inputs(tensors, device):
     import torch  # optional: only for tensors="torch"
 
-    def t(name, dtype):
+    def t(name):
         d, shape, raw = tensors[name]
         if d == "BF16":
-            x = torch.frombuffer(bytearray(raw), dtype=torch.int16).view(torch.bfloat16)
+            x = torch.frombuffer(raw, dtype=torch.int16).view(torch.bfloat16)
         else:
-            x = torch.from_numpy(m.as_numpy(tensors[name]).copy())
+            x = torch.from_numpy(m.as_numpy(tensors[name]))
         return x.reshape(shape).to(device)
 
-    return t("logits", None), t("noise", None), t("temperatures", None)
+    return t("logits"), t("noise"), t("temperatures")
+
+
+class _Widened:
+    """One float32 buffer for widened BF16 logits, reused while no array of a
+    previous request is still referenced (numpy views hold their base)."""
+
+    def __init__(self):
+        self.buf = None
+
+    def logits(self, entry):
+        n = int(np.prod(entry[1]))
+        if entry[0] != "BF16":
+            return m.as_numpy(entry)
+        if self.buf is None or self.buf.size != n or sys.getrefcount(self.buf) > 2:
+            self.buf = np.empty(n, np.uint32)
+        return m.as_numpy(entry, self.buf)
 
 
 def _numpy_tokens(tokens):
@@ -47,9 +63,13 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
     if tensors not in ("numpy", "torch"):
         raise ValueError("tensors must be 'numpy' or 'torch', got %r" % (tensors,))
     fields = contract_fields(**contract)
+    if tensors == "torch":
+        import torch  # noqa: F401  (imported now: its start-up belongs to the handshake, not the first request)
     answered = 0
+    receive, widened = m.Receiver(read_fd), _Widened()
     while True:
-        msg = m.read_message(read_fd)
+        inputs = msg = None  # the last request's arrays: released, so its buffer can be reused
+        msg = receive()
         if msg is None:
             return answered
         inputs, meta = msg
@@ -65,9 +85,11 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             if tensors == "torch":
                 logits, noise, temps = _torch_inputs(inputs, device)
             else:
-                logits, noise, temps = (m.as_numpy(inputs[k]) for k in ("logits", "noise", "temperatures"))
+                logits = widened.logits(inputs["logits"])
+                noise, temps = m.as_numpy(inputs["noise"]), m.as_numpy(inputs["temperatures"])
             tokens = _numpy_tokens(fn(logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"])))
             m.write_message(write_fd, {"tokens": tokens}, {"type": "tokens", "id": rid})
+            logits = noise = temps = tokens = None
         except Exception as e:  # the sampler raised on these inputs: an answer raceoracle reports
             traceback.print_exc(file=sys.stderr)
             m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "%s: %s" % (type(e).__name__, e)})
