@@ -125,7 +125,8 @@ std::string svg_plot(const std::vector<DivergenceRow>& rows, const std::string& 
 
 }  // namespace
 
-std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o) {
+std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o, const fixtures::Subject* sampler,
+                                          std::vector<SamplerDivergence>* beside) {
   std::vector<DivergenceRow> out;
   const kernels::Kernel* base = kernels::find_kernel("baseline");
   const kernels::FusedConfig cfg{};  // production tiling
@@ -133,6 +134,8 @@ std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o) {
     DivergenceRow rows[2];
     std::vector<double> full_bounds[2];
     std::int64_t ambiguous[2] = {0, 0};
+    SamplerDivergence sd{T};
+    std::int64_t sampler_ambiguous = 0;
     for (int batch = 0; batch < o.batches; ++batch) {
       const fixtures::Batch b = realistic(o, T, o.seed + std::uint64_t(batch) * 7919 + std::uint64_t(T * 1e4));
       const auto base_run = fixtures::run_kernel(*base, b);
@@ -149,6 +152,23 @@ std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o) {
         if (!run.status.ok) throw std::runtime_error(k->name + ": " + run.status.message);
         const auto v = b.decide(k->contract());
         kernel_stage1(b, run, *k, d);
+        if (sampler && oi == 0) {  // the sampler beside fused-post, on the same noise
+          const auto srun = sampler->run(b);
+          if (!srun.status.ok) throw std::runtime_error(sampler->name() + ": " + srun.status.message);
+          const auto sv = b.decide(sampler->contract());
+          for (std::int64_t r = 0; r < b.rows; ++r) {
+            const auto ts = srun.tokens[std::size_t(r)], tf = run.tokens[std::size_t(r)];
+            const auto& vr = sv[std::size_t(r)];
+            ++sd.rows;
+            sampler_ambiguous += vr.ambiguous.size() > 1;
+            const bool bad = oracle::is_failure(oracle::judge(vr, ts, b.vocab));
+            sd.unexplained += bad;
+            if (ts != tf) {
+              ++sd.differ;
+              sd.explained += !bad && !oracle::is_failure(oracle::judge(v[std::size_t(r)], tf, b.vocab));
+            }
+          }
+        }
         deciding_keys(b, *k, cfg.block_v, d);
         for (std::int64_t r = 0; r < b.rows; ++r) {
           const auto& vr = v[std::size_t(r)];
@@ -164,6 +184,10 @@ std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o) {
         }
       }
     }
+    if (sampler && beside) {
+      sd.ambiguous_fraction = sd.rows ? double(sampler_ambiguous) / double(sd.rows) : 0;
+      beside->push_back(sd);
+    }
     for (int oi = 0; oi < 2; ++oi) {
       rows[oi].median_full_bound = median(full_bounds[oi]);
       rows[oi].ambiguous_fraction = rows[oi].rows ? double(ambiguous[oi]) / double(rows[oi].rows) : 0;
@@ -178,7 +202,13 @@ int divergence(const DivergenceOptions& o) {
   std::printf("raceoracle divergence: %lld rows x %d batch(es) per temperature, V=%lld, %s logits, backend %s\n",
               static_cast<long long>(o.rows), o.batches, static_cast<long long>(o.vocab), oracle::to_string(o.dtype),
               kernels::backend_name());
-  const auto rows = run_divergence(o);
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  if (o.sampler.given()) {
+    sampler = open_sampler(o.sampler);
+    std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
+  }
+  std::vector<SamplerDivergence> beside;
+  const auto rows = run_divergence(o, sampler.get(), &beside);
   std::printf("%-6s %-5s %6s %12s %12s %7s %12s %10s %10s %17s %17s\n", "T", "order", "rows", "top-8 error",
               "top-8 bound", "ratio", "win bound", "ambiguous", "kernel s1", "fused expl/UNEX", "baseline expl/UNEX");
   std::filesystem::create_directories(o.out_dir);
@@ -202,6 +232,25 @@ int divergence(const DivergenceOptions& o) {
                  {"fused_explained", r.explained}, {"fused_unexplained", r.unexplained},
                  {"baseline_explained", r.base_explained}, {"baseline_unexplained", r.base_unexplained}});
     failures += r.unexplained + r.base_unexplained + (r.worst_ratio > 1.0) + (r.kernel_stage1_ratio > 1.0);
+  }
+  if (sampler) {
+    std::printf("\n%s beside fused-post, same inputs and noise (judged under each one's contract):\n", sampler->name().c_str());
+    std::printf("%-6s %8s %8s %10s %12s %10s\n", "T", "rows", "differ", "explained", "UNEXPLAINED", "ambiguous");
+    std::ofstream scsv(o.out_dir + "/sampler.csv");
+    scsv << "temperature,rows,differ,explained,unexplained,ambiguous_fraction\n";
+    nlohmann::json sj = nlohmann::json::array();
+    for (const auto& d : beside) {
+      std::printf("%-6g %8lld %8lld %10lld %12lld %9.2f%%\n", d.temperature, static_cast<long long>(d.rows),
+                  static_cast<long long>(d.differ), static_cast<long long>(d.explained),
+                  static_cast<long long>(d.unexplained), 100 * d.ambiguous_fraction);
+      scsv << fmt::format("{},{},{},{},{},{:.6f}\n", d.temperature, d.rows, d.differ, d.explained, d.unexplained,
+                          d.ambiguous_fraction);
+      sj.push_back({{"temperature", d.temperature}, {"rows", d.rows}, {"differ", d.differ}, {"explained", d.explained},
+                    {"unexplained", d.unexplained}, {"ambiguous_fraction", d.ambiguous_fraction}});
+      failures += d.unexplained;
+    }
+    std::ofstream(o.out_dir + "/sampler.json") << nlohmann::json{{"sampler", sampler->name()}, {"rows", sj}}.dump(2) << "\n";
+    std::printf("wrote %s/sampler.csv, %s/sampler.json\n", o.out_dir.c_str(), o.out_dir.c_str());
   }
   std::ofstream(o.out_dir + "/divergence.json") << j.dump(2) << "\n";
   const std::string svg = svg_plot(rows, o.out_dir);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/subjects.h"
 #include "oracle/row.h"
 
 namespace raceoracle::cli {
@@ -17,6 +18,17 @@ struct DivergenceOptions {
   oracle::Dtype dtype = oracle::Dtype::bf16;
   std::uint64_t seed = 20261130;
   std::string out_dir = "divergence";  ///< CSV, JSON and SVG go here
+  SamplerOptions sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
+};
+
+/// An external sampler beside fused-post on the same inputs and noise, per temperature.
+struct SamplerDivergence {
+  float temperature = 0;
+  std::int64_t rows = 0;
+  std::int64_t differ = 0;      ///< rows where the sampler's token is not fused-post's
+  std::int64_t explained = 0;   ///< of those, both tokens inside the row's ambiguity set
+  std::int64_t unexplained = 0; ///< the sampler's token outside it (under its declared contract), or out of range
+  double ambiguous_fraction = 0;  ///< rows with more than one legitimate id under the sampler's contract
 };
 
 struct DivergenceRow {
@@ -37,7 +49,9 @@ struct DivergenceRow {
   std::int64_t base_explained = 0, base_unexplained = 0;  ///< the baseline, judged under its contract
 };
 
-std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o);
+/// `sampler`, when given, is also run on every batch (filling `beside`).
+std::vector<DivergenceRow> run_divergence(const DivergenceOptions& o, const fixtures::Subject* sampler = nullptr,
+                                          std::vector<SamplerDivergence>* beside = nullptr);
 int divergence(const DivergenceOptions& o);
 
 }  // namespace raceoracle::cli

@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
   d->add_option("--batches", div.batches, "batches per temperature")->check(CLI::Range(1, 100000));
   d->add_option("--seed", div.seed, "random seed");
   d->add_option("--out", div.out_dir, "directory for divergence.csv, .json and .svg");
+  add_sampler_options(d, div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
   std::string div_dtype = "bf16";
   d->add_option("--dtype", div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
 
