@@ -11,6 +11,7 @@
 #include "fixtures/case.h"
 #include "kernels/device_memory.h"
 #include "mutants/runner.h"
+#include "properties/data_dir.h"
 #include "properties/suite.h"
 
 namespace raceoracle::cli {
@@ -42,6 +43,7 @@ void write_file(const std::string& path, const std::string& text) {
 }  // namespace
 
 int list() {
+  std::printf("data: %s\n", properties::data_dir().c_str());
   std::printf("kernels (%s backend):\n", kernels::backend_name());
   for (const auto& k : kernels::kernels()) {
     const auto c = k.contract();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fixtures/batch.h"
+#include "properties/data_dir.h"
 
 namespace raceoracle::mutants {
 namespace {
@@ -168,7 +169,7 @@ struct Location {
 Location locate(kernels::Defect d) {
   const std::string needle = std::string("Defect::") + kernels::to_string(d);
   for (const char* f : {"kernels/race.h", "kernels/fused.hip", "kernels/baseline.hip"}) {
-    std::ifstream in(std::string(RACEORACLE_SOURCE_DIR) + "/" + f);
+    std::ifstream in(properties::data_dir() + "/" + f);
     std::string line;
     for (int n = 1; std::getline(in, line); ++n)
       if (line.find(needle) != std::string::npos) return {f, n};
@@ -303,7 +304,7 @@ std::string mutation_report_json(const std::vector<MutantReport>& r) {
   for (const auto& m : r) {
     const Location loc = m.mutant->kernel() ? locate(m.mutant->kernel()->defect) : Location{"external sampler", 1};
     if (!files.contains(loc.file)) {
-      std::ifstream in(std::string(RACEORACLE_SOURCE_DIR) + "/" + loc.file);
+      std::ifstream in(properties::data_dir() + "/" + loc.file);
       std::stringstream text;
       text << in.rdbuf();
       files[loc.file] = {{"language", "cpp"}, {"source", text.str()}, {"mutants", nlohmann::json::array()}};

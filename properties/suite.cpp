@@ -1,5 +1,7 @@
 #include "properties/suite.h"
 
+#include "properties/data_dir.h"
+
 #include <fmt/format.h>
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
@@ -258,7 +260,7 @@ std::string replay_command(const Property& p, const fixtures::Subject& k, const 
   return fmt::format("raceoracle replay --property {} {} --reproduce '{}'", p.name, k.replay_args(), r.reproduce);
 }
 
-std::string default_corpus_dir() { return RACEORACLE_SOURCE_DIR "/properties/corpus"; }
+std::string default_corpus_dir() { return data_dir() + "/properties/corpus"; }
 
 std::vector<CorpusEntry> load_corpus(const std::string& dir) {
   std::vector<CorpusEntry> out;
