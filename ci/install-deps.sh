@@ -10,7 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev librandom123-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   gnuplot-nox
-  python3-numpy python3-torch python3-pytest
+  python3-numpy python3-torch python3-pytest python3-venv
 )
 [[ "${1:-}" == "--amd" ]] && packages+=(hipcc libamdhip64-dev)
 
