@@ -42,8 +42,7 @@ VerifyReport verify_file(const std::string& path, int max_failures) {
   r.vocab = V;
   r.logits_dtype = xl.dtype;
   try {
-    r.constants.eps = protocol::parse_float_field(s.metadata, "eps", r.constants.eps);
-    r.constants.greedy_eps = protocol::parse_float_field(s.metadata, "greedy_eps", r.constants.greedy_eps);
+    r.constants = protocol::parse_race_constants(s.metadata);
     r.contract = protocol::parse_contract(s.metadata);
   } catch (const std::invalid_argument& e) {
     throw SafetensorsError(path + ": metadata " + e.what());

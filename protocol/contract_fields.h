@@ -26,5 +26,7 @@ std::string describe_contract(const oracle::NumericsContract& c);  ///< "post-sc
 
 /// A decimal float field: throws naming `key` unless it is a finite number.
 float parse_float_field(const Fields& fields, const std::string& key, float fallback);
+/// `eps` and `greedy_eps` (default 1e-10 each): finite and >= 0.
+oracle::RaceConstants parse_race_constants(const Fields& fields);
 
 }  // namespace raceoracle::protocol

@@ -181,13 +181,22 @@ TEST_F(VerifyFiles, BadFilesAreClearErrors) {
 
   s = good;
   s.metadata["scaling_order"] = "sideways";
-  expect_error(write(s, "order.safetensors"), "scaling_order must be");
+  expect_error(write(s, "order.safetensors"), "'scaling_order' = 'sideways': must be 'post' or 'pre'");
   s = good;
   s.metadata["eps"] = "tiny";
   expect_error(write(s, "eps.safetensors"), "not a decimal number");
   s = good;
   s.metadata["stages"] = "3";
-  expect_error(write(s, "stages.safetensors"), "stages must be '1' or '2'");
+  expect_error(write(s, "stages.safetensors"), "'stages' = '3': must be '1'");
+  s = good;
+  s.metadata["exp_ulp"] = "1e30";
+  expect_error(write(s, "ulp.safetensors"), "'exp_ulp' = '1e30': ulps must be in [0, 1048576]");
+  s = good;
+  s.metadata["eps"] = "nan";
+  expect_error(write(s, "eps_nan.safetensors"), "'eps' = 'nan' is not a finite fp32 number");
+  s = good;
+  s.metadata["greedy_eps"] = "-1";
+  expect_error(write(s, "greedy_eps_negative.safetensors"), "'greedy_eps' = '-1': must be >= 0");
 }
 
 // A pair whose child gives no verdict (here: its exec fails; on a GPU: a
