@@ -29,7 +29,7 @@ import raceoracle  # noqa: E402
 # libdevice expf (2 ulp, as CUDA documents expf), fp32 '/' and 1/t within 2
 # ulps, and the stage-2 rescale: the fused kernels' contract.
 CONTRACT = dict(scaling_order="post", exp_ulp=2, div_ulp=2, stages=2)
-NEG_INF = float("-inf")
+NEG_INF = tl.constexpr(float("-inf"))
 
 
 @triton.jit
@@ -45,7 +45,7 @@ def _stage1(logits, noise, temps, part_m, part_key, part_idx, V, logit_stride, n
     m = tl.max(x, axis=0)
     if T <= greedy_eps:
         best = tl.argmax(x, axis=0, tie_break_left=True)
-        key = 0.0
+        key = tl.full([], 0.0, tl.float32)
     else:
         e = tl.load(noise + row * noise_stride + ids, mask=inside, other=1.0)
         m_safe = tl.where(m == NEG_INF, 0.0, m)
