@@ -33,6 +33,19 @@ def test_a_broken_sampler_fails_with_its_counterexample_and_replay():
                           **torch_race_sampler.CONTRACT)
 
 
+def test_a_numpy_sampler_without_eps_is_caught():
+    def no_eps(logits, noise, temperatures, eps, greedy_eps):
+        # p / E: a zero draw on a masked id is 0 / 0 = NaN, and np.argmax picks the first NaN.
+        t = np.maximum(temperatures, np.float32(1e-5))[:, None]
+        m = logits.max(axis=1, keepdims=True)
+        with np.errstate(all="ignore"):
+            keys = np.exp((logits - m) / t) / noise
+        return np.where(temperatures <= greedy_eps, logits.argmax(axis=1), keys.argmax(axis=1))
+
+    with pytest.raises(AssertionError, match="MaskedIdsNeverWin: FAILED"):
+        raceoracle.check(no_eps, agreement=False, properties=["MaskedIdsNeverWin"], **numpy_race_sampler.CONTRACT)
+
+
 def test_an_exception_in_the_sampler_is_reported_not_hidden():
     def raises(logits, noise, temperatures, eps, greedy_eps):
         raise RuntimeError("kernel launch failed")

@@ -1,7 +1,5 @@
 #include "properties/suite.h"
 
-#include "properties/data_dir.h"
-
 #include <fmt/format.h>
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
@@ -16,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include "properties/data_dir.h"
 
 namespace raceoracle::properties {
 namespace {
