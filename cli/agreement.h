@@ -18,7 +18,7 @@ struct AgreementSettings {
   std::int64_t vocab = 163840;
   oracle::Dtype dtype = oracle::Dtype::bf16;
   int batches = 1;
-  std::uint64_t seed = 20261130;
+  std::uint64_t seed = race::kCiSeed;
 };
 
 struct AgreementCell {

@@ -1,65 +1,16 @@
+// `raceoracle check`: the property suite, the mutant gate and the
+// production-shape agreement run, on kernels or on an external sampler.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "cli/command_support.h"
 #include "cli/commands.h"
-#include "fixtures/case.h"
 #include "kernels/device_memory.h"
-#include "mutants/runner.h"
-#include "properties/data_dir.h"
 #include "properties/suite.h"
 
 namespace raceoracle::cli {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-void note(const std::string& s) {
-  std::fprintf(stderr, "  .. %s\n", s.c_str());
-  std::fflush(stderr);
-}
-
-/// The harness settings for the mutant gate: every pair in a child process
-/// that execs this binary afresh (a GPU runtime does not survive fork).
-mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeout_s) {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return mutants::HarnessSettings{rs, timeout_s, true, ec ? std::string() : self.string()};
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
-  f << text;
-  std::printf("wrote %s\n", path.c_str());
-}
-
-}  // namespace
-
-int list() {
-  std::printf("data: %s\n", properties::data_dir().c_str());
-  std::printf("kernels (%s backend):\n", kernels::backend_name());
-  for (const auto& k : kernels::kernels()) {
-    const auto c = k.contract();
-    std::printf("  %-24s %s-scale, exp %.1f ulp, div %.1f ulp%s\n", k.name.c_str(), oracle::to_string(c.order), c.exp_ulp,
-                c.div_ulp, c.two_stage ? ", two-stage" : "");
-  }
-  std::printf("mutants:\n");
-  for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());
-  std::printf("properties:\n");
-  for (const auto& p : properties::properties()) {
-    const std::string needs = properties::needs_note(p.needs);
-    std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), needs.empty() ? "" : (" (" + needs + ")").c_str());
-  }
-  return 0;
-}
-
 namespace {
 
 /// The subjects of a check: the named kernels, or the one external sampler
@@ -200,95 +151,6 @@ int check(const CheckOptions& o) {
                                    {"unexplained", c.unexplained}, {"out_of_range", c.out_of_range}});
   }
   return finish(failures);
-}
-
-int mutants(const MutantsOptions& o) {
-  std::unique_ptr<protocol::ExternalSampler> sampler;
-  std::vector<const fixtures::Subject*> ms;
-  if (o.sampler.given()) {
-    if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
-    sampler = open_sampler(o.sampler);
-    ms.push_back(sampler.get());
-  } else {
-    for (const kernels::Kernel* k : resolve_kernels(o.mutants, true)) ms.push_back(&fixtures::subject_of(*k));
-  }
-  properties::RunSettings rs{o.seed, o.cases, ""};
-  if (!o.corpus) rs.corpus_dir.clear();
-  const mutants::HarnessSettings hs = harness(rs, o.timeout_s);
-  std::vector<mutants::MutantReport> reports;
-  for (const auto* m : ms) {
-    note(m->name() + " ...");
-    reports.push_back(mutants::run_mutant(*m, hs, [](const mutants::PairOutcome& p) {
-      if (p.kind != mutants::PairOutcome::Kind::not_applicable)
-        note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
-    }));
-  }
-  std::printf("%s", mutants::table(reports).c_str());
-  // The first killer's counterexample per mutant; the report JSON has the rest.
-  for (const auto& r : reports) {
-    const mutants::PairOutcome* p = r.first_kill();
-    if (!p) continue;
-    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name().c_str(), p->property.c_str(),
-                p->counterexample.c_str(), p->replay.c_str());
-    if (o.save_corpus && !sampler && !p->case_json.empty())
-      std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p->property,
-                                                            "shrunk counterexample that killed " + r.mutant->name(),
-                                                            p->case_json).c_str());
-  }
-  if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
-  if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
-  int bad = 0;
-  for (const auto& r : reports) {
-    if (!r.killed()) {
-      std::printf("GATE: %s was not killed by any property (%s)\n", r.mutant->name().c_str(), r.status().c_str());
-      ++bad;
-    }
-    const auto killers = r.killers();
-    for (const auto& want : o.expect_killed_by)
-      if (std::find(killers.begin(), killers.end(), want) == killers.end()) {
-        std::printf("GATE: %s was expected to be killed by %s\n", r.mutant->name().c_str(), want.c_str());
-        ++bad;
-      }
-  }
-  std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
-  return bad == 0 ? 0 : 1;
-}
-
-int replay(const ReplayOptions& o) {
-  const properties::Property* p = properties::find_property(o.property);
-  if (!p) throw std::invalid_argument("unknown property '" + o.property + "'");
-  if (o.kernel.empty() == !o.sampler.given()) throw std::invalid_argument("replay needs one of --kernel or --sampler");
-  std::unique_ptr<protocol::ExternalSampler> sampler;
-  const fixtures::Subject* k = nullptr;
-  if (o.sampler.given()) {
-    sampler = open_sampler(o.sampler);
-    k = sampler.get();
-  } else {
-    const kernels::Kernel* kk = kernels::find_kernel(o.kernel);
-    if (!kk) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
-    k = &fixtures::subject_of(*kk);
-  }
-  if (!p->applies_to(*k))
-    throw std::invalid_argument(p->name + " does not apply to " + k->name() + ": " + properties::needs_note(p->needs));
-  if (!o.case_json.empty()) {
-    std::string text = o.case_json;
-    if (std::ifstream f(text); text.front() != '{' && f) {
-      std::stringstream ss;
-      ss << f.rdbuf();
-      text = ss.str();
-    }
-    const auto spec = fixtures::case_from_json(text);
-    const std::string failure = properties::run_case(*p, *k, spec);
-    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name().c_str(), fixtures::describe(spec).c_str(),
-                failure.empty() ? "holds" : "FAILS");
-    if (!failure.empty()) std::printf("  %s\n", failure.c_str());
-    return failure.empty() ? 0 : 1;
-  }
-  if (o.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
-  const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce, ""});
-  std::printf("%s on %s: %s\n", p->name.c_str(), k->name().c_str(), r.summary().c_str());
-  if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
-  return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;
 }
 
 }  // namespace raceoracle::cli

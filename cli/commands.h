@@ -14,7 +14,7 @@ struct CheckOptions {
   SamplerOptions sampler;            ///< given: check this external sampler instead
   std::vector<std::string> properties;  ///< empty: every property that applies
   bool run_agreement = true;            ///< the production-shape agreement run
-  std::uint64_t seed = 20261130;
+  std::uint64_t seed = race::kCiSeed;
   int cases = 100;
   bool mutants = true;
   double mutant_timeout_s = 120;
@@ -27,7 +27,7 @@ int check(const CheckOptions& o);
 struct MutantsOptions {
   std::vector<std::string> mutants;  ///< empty: all
   SamplerOptions sampler;            ///< given: the mutant is this (deliberately broken) external sampler
-  std::uint64_t seed = 20261130;
+  std::uint64_t seed = race::kCiSeed;
   int cases = 100;
   double timeout_s = 120;
   std::vector<std::string> expect_killed_by;  ///< each must be among the killers
@@ -41,7 +41,7 @@ struct ReplayOptions {
   std::string property, kernel, reproduce;
   SamplerOptions sampler;  ///< instead of --kernel
   std::string case_json;  ///< a CaseSpec (JSON text or a file holding it) instead of a reproduce string
-  std::uint64_t seed = 20261130;
+  std::uint64_t seed = race::kCiSeed;
   int cases = 100;
 };
 int replay(const ReplayOptions& o);

@@ -14,7 +14,7 @@
 #include "fixtures/batch.h"
 #include "kernels/device_memory.h"
 #include "kernels/registry.h"
-#include "properties/laws.h"
+#include "oracle/error_model.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -52,7 +52,10 @@ void kernel_stage1(const fixtures::Batch& b, const fixtures::KernelRun& run, con
       const std::int64_t i = p.idx[q];
       if (i < 0 || i >= b.vocab || !(p.m[q] > -INFINITY)) continue;
       out.kernel_stage1_ratio =
-          std::max(out.kernel_stage1_ratio, properties::error_ratio(properties::stage1_bound(k, b, r, i, p.m[q]), p.key[q]));
+          std::max(out.kernel_stage1_ratio,
+                   oracle::error_ratio(oracle::bound_stage1_key(b.x(r, i), b.e(r, i), p.m[q], b.temperatures[std::size_t(r)],
+                                                                b.eps, k.contract()),
+                                       p.key[q]));
     }
 }
 
@@ -60,7 +63,7 @@ void kernel_stage1(const fixtures::Batch& b, const fixtures::KernelRun& run, con
 /// max, stage-2 rescale against the row max.
 float emulate_key(const fixtures::Batch& b, std::int64_t r, std::int64_t i, float m_t, float M, oracle::ScalingOrder order) {
   const float T = b.temperatures[std::size_t(r)];
-  const float inv_t = 1.0f / std::max(T, oracle::kMinTemperature);
+  const float inv_t = 1.0f / race::clamp_temperature(T);
   const float x = b.x(r, i), den = b.e(r, i) + b.eps;
   const float p = order == oracle::ScalingOrder::post ? std::exp((x - m_t) * inv_t) : std::exp(x * inv_t - m_t * inv_t);
   const float k_t = p / den;
@@ -71,7 +74,7 @@ float emulate_key(const fixtures::Batch& b, std::int64_t r, std::int64_t i, floa
 void deciding_keys(const fixtures::Batch& b, const kernels::Kernel& k, int block_v, DivergenceRow& out) {
   const auto c = k.contract();
   for (std::int64_t r = 0; r < b.rows; ++r) {
-    const double t = std::max(b.temperatures[std::size_t(r)], oracle::kMinTemperature);
+    const double t = race::clamp_temperature(b.temperatures[std::size_t(r)]);
     std::vector<float> tile_max(std::size_t((b.vocab + block_v - 1) / block_v), -INFINITY);
     float M = -INFINITY;
     for (std::int64_t i = 0; i < b.vocab; ++i) {
@@ -91,7 +94,7 @@ void deciding_keys(const fixtures::Batch& b, const kernels::Kernel& k, int block
       const double key = emulate_key(b, r, i, tile_max[std::size_t(i / block_v)], M, c.order);
       out.max_actual = std::max(out.max_actual, std::abs(key / kb.key - 1.0));
       out.max_bound = std::max(out.max_bound, kb.rho());
-      out.worst_ratio = std::max(out.worst_ratio, properties::error_ratio(kb, key));
+      out.worst_ratio = std::max(out.worst_ratio, oracle::error_ratio(kb, key));
     }
   }
 }

@@ -16,7 +16,7 @@ struct DivergenceOptions {
   std::int64_t vocab = 163840;
   int batches = 1;
   oracle::Dtype dtype = oracle::Dtype::bf16;
-  std::uint64_t seed = 20261130;
+  std::uint64_t seed = race::kCiSeed;
   std::string out_dir = "divergence";  ///< CSV, JSON and SVG go here
   SamplerOptions sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
 };

@@ -2,7 +2,7 @@
 #   bin/raceoracle
 #   share/raceoracle/{properties/corpus, kernels, examples, docs}   found relative to bin/ (properties/data_dir.h)
 #   lib/python3/dist-packages/raceoracle                            the Python package
-#   lib/libraceoracle_oracle.a, include/oracle/*.h, lib/cmake/raceoracle/
+#   lib/libraceoracle_oracle.a, include/{race,oracle}/*.h, lib/cmake/raceoracle/
 #       find_package(raceoracle) gives raceoracle::oracle, the float64 oracle, for a C++ project's own tests
 include_guard(GLOBAL)
 include(GNUInstallDirs)
@@ -23,7 +23,8 @@ set(RACEORACLE_PYTHON_DIR lib/python3/dist-packages CACHE STRING "where the Pyth
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/raceoracle DESTINATION ${RACEORACLE_PYTHON_DIR}
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
-install(TARGETS raceoracle_oracle EXPORT raceoracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS raceoracle_oracle raceoracle_race EXPORT raceoracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/race/definition.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/race)
 install(FILES ${PROJECT_SOURCE_DIR}/oracle/oracle.h ${PROJECT_SOURCE_DIR}/oracle/row.h
               ${PROJECT_SOURCE_DIR}/oracle/contract.h ${PROJECT_SOURCE_DIR}/oracle/error_model.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/oracle)

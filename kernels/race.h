@@ -184,15 +184,15 @@ __device__ __forceinline__ float race_exp(float a) {
 
 /// The exponent of the race key, (x - m) / t, in the given order: <= 0 or
 /// NaN, as x <= m_safe for every id that is not NaN.
-template <oracle::ScalingOrder ORDER>
+template <ScalingOrder ORDER>
 __device__ __forceinline__ float race_exponent(float x, float m_safe, float inv_t) {
-  if (ORDER == oracle::ScalingOrder::post) return (x - m_safe) * inv_t;
+  if (ORDER == ScalingOrder::post) return (x - m_safe) * inv_t;
   return x * inv_t - m_safe * inv_t;
 }
 
 /// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division. The
 /// numerator is in [0, 1] or NaN (race_exponent).
-template <oracle::ScalingOrder ORDER, Defect D>
+template <ScalingOrder ORDER, Defect D>
 __device__ __forceinline__ float race_key(float x, float m_safe, float inv_t, float e, float eps) {
   return race_exp<D>(race_exponent<ORDER>(x, m_safe, inv_t)) / (e + eps);
 }
@@ -204,6 +204,6 @@ __device__ __forceinline__ float guard_max(float m) {
   return m == -INFINITY ? 0.0f : m;
 }
 
-__device__ __forceinline__ float inverse_temperature(float T) { return 1.0f / fmaxf(T, 1e-5f); }
+__device__ __forceinline__ float inverse_temperature(float T) { return 1.0f / fmaxf(T, race::kMinTemperature); }
 
 }  // namespace raceoracle::kernels

@@ -58,8 +58,8 @@ Kernel make(std::string name, Family f, ScalingOrder o, Defect d) { return Kerne
 
 }  // namespace
 
-oracle::NumericsContract Kernel::contract() const {
-  oracle::NumericsContract c;
+race::NumericsContract Kernel::contract() const {
+  race::NumericsContract c;
   c.order = order;
   c.two_stage = family == Family::fused;
   c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)

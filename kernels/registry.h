@@ -38,7 +38,7 @@ struct Kernel {
 
   bool is_mutant() const { return defect != Defect::none; }
   bool has_partials() const { return family == Family::fused; }
-  oracle::NumericsContract contract() const;
+  race::NumericsContract contract() const;
   /// Launch and wait. Errors (bad arguments, HIP failures) come back in Status.
   Status run(const SampleArgs& a, const RunOptions& o = {}) const;
 };

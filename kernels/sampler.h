@@ -5,12 +5,12 @@
 #include <string>
 
 #include "kernels/defect.h"
-#include "oracle/contract.h"
+#include "race/definition.h"
 
 namespace raceoracle::kernels {
 
-using oracle::Dtype;
-using oracle::ScalingOrder;
+using race::Dtype;
+using race::ScalingOrder;
 
 struct SampleArgs {
   const void* logits = nullptr;  ///< [rows, vocab] of dtype, row stride logit_stride
@@ -22,8 +22,8 @@ struct SampleArgs {
   std::int64_t noise_stride = 0;
   const float* temperatures = nullptr;  ///< [rows]
   std::int32_t* tokens = nullptr;       ///< [rows], written
-  float eps = 1e-10f;
-  float greedy_eps = 1e-10f;
+  float eps = race::kDefaultEps;
+  float greedy_eps = race::kDefaultGreedyEps;
 };
 
 /// The fused kernel's tiling: BLOCK_V ids per stage-1 program, THREADS each.

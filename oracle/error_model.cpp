@@ -86,5 +86,15 @@ KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContr
 }  // namespace raceoracle::oracle
 
 namespace raceoracle::oracle {
-const char* to_string(ScalingOrder s) { return s == ScalingOrder::pre ? "pre" : "post"; }
+KeyBound bound_stage1_key(float x, float noise, float tile_max, float T, float eps, NumericsContract c) {
+  c.two_stage = false;
+  return bound_key(x, noise, RowScale{double(tile_max), double(race::clamp_temperature(T)), eps}, c);
+}
+
+double error_ratio(const KeyBound& kb, double actual) {
+  // Keys far below 2^-126 / den are dominated by the absolute (flush) term.
+  if (!(kb.key > 1e-30) || !std::isfinite(kb.hi) || !(kb.rho() > 0)) return 0;
+  return std::abs(actual / kb.key - 1) / kb.rho();
+}
+
 }  // namespace raceoracle::oracle

@@ -15,8 +15,8 @@ double relative_error(double ulps);
 /// What is common to every id of a sampling row.
 struct RowScale {
   double row_max = 0;  ///< M, the largest finite logit (exact)
-  double t = 1;        ///< max(T, 1e-5f), exact
-  float eps = 1e-10f;
+  double t = 1;        ///< race::clamp_temperature(T), exact
+  float eps = race::kDefaultEps;
 };
 
 /// The exact key of SPEC §1 and the interval [lo, hi] that the kernel's fp32
@@ -43,6 +43,14 @@ double absolute_error(double den);
 bool prescale_overflows(double x, const RowScale& s);
 
 KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContract& c);
+
+/// A fused kernel's stage-1 key of logit `x`: relative to its tile's max, one
+/// rounding stage (the rescale comes in stage 2), temperature `T` clamped.
+KeyBound bound_stage1_key(float x, float noise, float tile_max, float T, float eps, NumericsContract c);
+
+/// |actual / exact - 1| over the bound's relative half-width (1: at its edge);
+/// 0 where the key is so small that the absolute (flush) term dominates.
+double error_ratio(const KeyBound& kb, double actual);
 
 /// True when fp32 arithmetic under the contract may legitimately rank `j`
 /// at or above `i` (SPEC §3: key_j(1+rho_j) >= key_i(1-rho_i)).

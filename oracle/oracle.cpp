@@ -167,7 +167,7 @@ const char* to_string(Outcome o) {
 RowScale row_scale(const RowView& row, const RaceConstants& k) {
   RowScale s;
   s.eps = k.eps;
-  s.t = double(std::max(row.temperature, kMinTemperature));
+  s.t = double(race::clamp_temperature(row.temperature));
   double m = -kInf;
   for (std::int64_t i = 0; i < row.vocab; ++i) m = std::max(m, row.logit(i));
   s.row_max = m;
@@ -176,7 +176,7 @@ RowScale row_scale(const RowView& row, const RaceConstants& k) {
 
 Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& k) {
   const Eigen::ArrayXd x = widen(row);
-  const bool greedy = row.temperature <= k.greedy_eps;  // fp32 compare, as the kernels do
+  const bool greedy = race::is_greedy(row.temperature, k.greedy_eps);  // fp32 compare, as the kernels do
   Verdict v;
   if (classify_invalid(row, x, greedy, v)) return v;
 
@@ -200,7 +200,7 @@ Verdict decide(const RowView& row, const NumericsContract& contract, const RaceC
   }
   RowScale s;
   s.row_max = m;
-  s.t = double(std::max(row.temperature, kMinTemperature));
+  s.t = double(race::clamp_temperature(row.temperature));
   s.eps = k.eps;
   decide_sampling(row, x, s, contract, v);
   return v;

@@ -8,8 +8,6 @@
 
 namespace raceoracle::oracle {
 
-const char* to_string(Dtype d) { return d == Dtype::bf16 ? "bf16" : "f32"; }
-std::size_t size_of(Dtype d) { return d == Dtype::bf16 ? 2 : 4; }
 
 double RowView::logit(std::int64_t i) const {
   if (dtype == Dtype::f32) return static_cast<const float*>(logits)[i];

@@ -4,21 +4,14 @@
 #include <cstdint>
 #include <string>
 
+#include "race/definition.h"
+
 namespace raceoracle::oracle {
 
-/// Logit storage. bf16 is the upper half of an fp32; both widen exactly to double.
-enum class Dtype : std::uint8_t { f32, bf16 };
-const char* to_string(Dtype d);
-std::size_t size_of(Dtype d);
-
-/// The two fp32 constants of the race. Separate roles even when equal.
-struct RaceConstants {
-  float eps = 1e-10f;         ///< race denominator: key = softmax / (E + eps)
-  float greedy_eps = 1e-10f;  ///< a row is greedy iff T <= greedy_eps, compared in fp32
-};
-
-/// The clamp the definition applies to sampling temperatures: t = max(T, 1e-5f).
-inline constexpr float kMinTemperature = 1e-5f;
+using race::Dtype;
+using race::RaceConstants;
+using race::size_of;
+using race::to_string;
 
 /// One row: `vocab` logits of `dtype`, `vocab` fp32 noise draws, one temperature.
 struct RowView {

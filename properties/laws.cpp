@@ -88,18 +88,12 @@ bool unexplained_split(const Verdict& v, std::int32_t t1, std::int32_t t2, std::
 
 }  // namespace
 
+namespace {
+/// The certified interval of id `i`'s stage-1 key in row `row` of `b`.
 oracle::KeyBound stage1_bound(const kernels::Kernel& k, const Batch& b, std::int64_t row, std::int64_t i, float tile_max) {
-  oracle::NumericsContract single = k.contract();
-  single.two_stage = false;
-  const double t = std::max(b.temperatures[std::size_t(row)], oracle::kMinTemperature);
-  return oracle::bound_key(b.x(row, i), b.e(row, i), oracle::RowScale{double(tile_max), t, b.eps}, single);
+  return oracle::bound_stage1_key(b.x(row, i), b.e(row, i), tile_max, b.temperatures[std::size_t(row)], b.eps, k.contract());
 }
-
-double error_ratio(const oracle::KeyBound& kb, double actual) {
-  // Keys far below 2^-126 / den are dominated by the absolute (flush) term.
-  if (!(kb.key > 1e-30) || !std::isfinite(kb.hi) || !(kb.rho() > 0)) return 0;
-  return std::abs(actual / kb.key - 1) / kb.rho();
-}
+}  // namespace
 
 double worst_key_error_ratio() {
   std::lock_guard lock(g_ratio_mutex);
@@ -125,7 +119,7 @@ std::string greedy_is_exact(const LawContext& c) {
     const std::string bad = first_bad_row(
         *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise became NaN",
         [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
-          return b->temperatures[std::size_t(row)] <= b->greedy_eps && valid(vr) && t != vr.token;
+          return race::is_greedy(b->temperatures[std::size_t(row)], b->greedy_eps) && valid(vr) && t != vr.token;
         });
     if (!bad.empty()) return bad;
   }
@@ -163,7 +157,7 @@ std::string partials_are_finite(const LawContext& c) {
   const auto& p = r.run.partials;
   for (std::int64_t row = 0; row < c.batch.rows; ++row) {
     if (!valid(v[std::size_t(row)])) continue;
-    const bool greedy = c.batch.temperatures[std::size_t(row)] <= c.batch.greedy_eps;
+    const bool greedy = race::is_greedy(c.batch.temperatures[std::size_t(row)], c.batch.greedy_eps);
     for (std::int64_t t = 0; t < p.tiles; ++t) {
       const std::size_t k = std::size_t(row * p.tiles + t);
       const std::int64_t lo = t * c.config.block_v, hi = std::min(c.batch.vocab, lo + c.config.block_v);
@@ -237,7 +231,7 @@ std::string key_error_within_bound(const LawContext& c) {
   for (std::int64_t row = 0; row < b.rows; ++row) {
     const Verdict& vr = v[std::size_t(row)];
     const float T = b.temperatures[std::size_t(row)];
-    if (!valid(vr) || T <= b.greedy_eps) continue;
+    if (!valid(vr) || race::is_greedy(T, b.greedy_eps)) continue;
     for (std::int64_t t = 0; t < p.tiles; ++t) {
       const std::size_t k = std::size_t(row * p.tiles + t);
       const std::int64_t lo = t * c.config.block_v, hi = std::min(b.vocab, lo + c.config.block_v);
@@ -251,7 +245,7 @@ std::string key_error_within_bound(const LawContext& c) {
             "row {} tile {}: stage-1 key of id {} is {:.9g}, exact {:.9g}, certified interval [{:.9g}, {:.9g}] "
             "(relative error {:.3g}, bound {:.3g})\n  {}",
             row, t, i, p.key[k], kb.key, kb.lo, kb.hi, std::abs(p.key[k] / kb.key - 1), kb.rho(), b.describe_row(row, {i}));
-      worst = std::max(worst, error_ratio(kb, p.key[k]));
+      worst = std::max(worst, oracle::error_ratio(kb, p.key[k]));
       // And the tile's winner must be one the arithmetic allows.
       std::int64_t best = lo;
       oracle::KeyBound bb = stage1_bound(kernel, b, row, lo, m_t);

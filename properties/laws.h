@@ -31,12 +31,6 @@ std::string nan_isolation(const LawContext& c);        ///< a NaN logit acts lik
 std::string sentinel_escapes_visibly(const LawContext& c);  ///< fused only: no result clamp
 std::string large_stride_rows(const LawContext& c);    ///< 64-bit row offsets (rows * stride > 2^32)
 
-/// The certified interval of a fused kernel's stage-1 key for id `i` of row
-/// `row`: relative to the tile max `tile_max`, so a single-stage bound.
-oracle::KeyBound stage1_bound(const kernels::Kernel& k, const fixtures::Batch& b, std::int64_t row, std::int64_t i,
-                              float tile_max);
-/// |actual / exact - 1| over the bound's relative half-width (1: at the edge).
-double error_ratio(const oracle::KeyBound& kb, double actual);
 
 /// Largest |fp32 key / exact key - 1| / bound seen by key_error_within_bound
 /// in this process (tightness of the error model on real kernel output).

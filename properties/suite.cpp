@@ -33,47 +33,90 @@ fixtures::gen::CaseOptions rows_of(std::vector<RowKind> k, std::vector<int> temp
 
 std::vector<Property> make_properties() {
   using K = RowKind;
+  using T = fixtures::TemperatureIndex;
   const std::vector<K> in_contract{K::realistic, K::greedy_ties, K::masked_tiles, K::scattered_inf, K::forced,
                                    K::fully_masked, K::dominating_final, K::near_tie, K::exact_tie, K::noise_edges};
-  std::vector<Property> p;
-  p.push_back({"AgreesWithOracle", "every token is the oracle's or inside its ambiguity set", agrees_with_oracle,
-               rows_of(in_contract),
-               {"multi-tile row", "vocab tail", "whole -inf tile", "exact tie at the row max", "near-tie (gap < 1e-5)",
-                "T just above greedy_eps", "T below the 1e-5 clamp", "E = 0", "E = 2^-24", "bf16 logits",
-                "padded logit stride", "distinct noise stride", "final-tile winner over tile 0's max"}});
-  p.push_back({"GreedyIsExact", "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
-               greedy_is_exact, rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie}, {2, 7, 11, 2}),
-               {"greedy tie within a tile", "greedy tie across a tile boundary", "T == greedy_eps", "negative T"}});
-  p.push_back({"MaskedIdsNeverWin", "a -inf id never wins while any id is unmasked", masked_ids_never_win,
-               rows_of({K::masked_tiles, K::scattered_inf, K::forced}), {"whole -inf tile", "E = 0"}});
-  p.push_back({"ForcedRowGivesForcedId", "a row with one unmasked id gives it, for every T", forced_row_gives_forced_id,
-               rows_of({K::forced}), {"forced row", "forced id in the last tile"}});
-  p.push_back({"FullyMaskedRowIsZero", "an all -inf row gives id 0", fully_masked_row_is_zero,
-               rows_of({K::fully_masked, K::masked_tiles}), {"fully masked row"}});
-  p.push_back({"TokensInRange", "every token is in [0, V), out-of-contract rows included", tokens_in_range,
-               any_rows(), {"out-of-contract row", "vocab tail", "vocab 1"}});
-  p.push_back({"PartialsAreFinite", "stage 1 never writes a NaN key, a NaN max or an id outside its tile",
-               partials_are_finite, rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
-               {"whole -inf tile", "fully masked row"}, Needs::partials});
-  p.push_back({"FusedMatchesBaseline", "fused and baseline agree on the same noise, modulo explained divergence",
-               fused_matches_baseline, rows_of(in_contract), {"multi-tile row", "near-tie (gap < 1e-5)"}, Needs::tokens, 2});
-  p.push_back({"Deterministic", "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
-               deterministic, rows_of(in_contract), {"multi-tile row"}, Needs::tokens, 4});
-  p.push_back({"KeyErrorWithinBound", "every stage-1 key lies inside its certified error interval",
-               key_error_within_bound, rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
-               {"multi-tile row", "bf16 logits"}, Needs::partials});
-  p.push_back({"NanIsolation", "a NaN logit acts as a masked id: it changes nothing else", nan_isolation,
-               rows_of({K::nan_logits}), {"NaN logit"}});
-  p.push_back({"SentinelEscapesVisibly", "stage 2 passes an escaped sentinel through (no result clamp)",
-               sentinel_escapes_visibly, rows_of({K::realistic, K::fully_masked}), {"multi-tile row"}, Needs::partials});
-  Property big{"LargeStrideRows", "rows stored more than 2^32 elements apart are read at the right offsets",
-               large_stride_rows, rows_of({K::realistic, K::dominating_final, K::greedy_ties})};
-  big.inputs.max_rows = 3;
-  big.inputs.production_vocab = false;
-  big.case_divisor = 10;
-  big.needs = Needs::kernel;
-  p.push_back(big);
-  return p;
+  fixtures::gen::CaseOptions large_stride = rows_of({K::realistic, K::dominating_final, K::greedy_ties});
+  large_stride.max_rows = 3;  // row 2 starts past 2^32 elements
+  large_stride.production_vocab = false;
+  return {
+      {.name = "AgreesWithOracle",
+       .statement = "every token is the oracle's or inside its ambiguity set",
+       .law = agrees_with_oracle,
+       .inputs = rows_of(in_contract),
+       .must_cover = {"multi-tile row", "vocab tail", "whole -inf tile", "exact tie at the row max",
+                      "near-tie (gap < 1e-5)", "T just above greedy_eps", "T below the 1e-5 clamp", "E = 0", "E = 2^-24",
+                      "bf16 logits", "padded logit stride", "distinct noise stride",
+                      "final-tile winner over tile 0's max"}},
+      {.name = "GreedyIsExact",
+       .statement = "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
+       .law = greedy_is_exact,
+       .inputs = rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie},
+                         {T::zero, T::greedy_eps, T::negative, T::zero}),
+       .must_cover = {"greedy tie within a tile", "greedy tie across a tile boundary", "T == greedy_eps",
+                      "negative T"}},
+      {.name = "MaskedIdsNeverWin",
+       .statement = "a -inf id never wins while any id is unmasked",
+       .law = masked_ids_never_win,
+       .inputs = rows_of({K::masked_tiles, K::scattered_inf, K::forced}),
+       .must_cover = {"whole -inf tile", "E = 0"}},
+      {.name = "ForcedRowGivesForcedId",
+       .statement = "a row with one unmasked id gives it, for every T",
+       .law = forced_row_gives_forced_id,
+       .inputs = rows_of({K::forced}),
+       .must_cover = {"forced row", "forced id in the last tile"}},
+      {.name = "FullyMaskedRowIsZero",
+       .statement = "an all -inf row gives id 0",
+       .law = fully_masked_row_is_zero,
+       .inputs = rows_of({K::fully_masked, K::masked_tiles}),
+       .must_cover = {"fully masked row"}},
+      {.name = "TokensInRange",
+       .statement = "every token is in [0, V), out-of-contract rows included",
+       .law = tokens_in_range,
+       .inputs = any_rows(),
+       .must_cover = {"out-of-contract row", "vocab tail", "vocab 1"}},
+      {.name = "PartialsAreFinite",
+       .statement = "stage 1 never writes a NaN key, a NaN max or an id outside its tile",
+       .law = partials_are_finite,
+       .inputs = rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
+       .must_cover = {"whole -inf tile", "fully masked row"},
+       .needs = Needs::partials},
+      {.name = "FusedMatchesBaseline",
+       .statement = "fused and baseline agree on the same noise, modulo explained divergence",
+       .law = fused_matches_baseline,
+       .inputs = rows_of(in_contract),
+       .must_cover = {"multi-tile row", "near-tie (gap < 1e-5)"},
+       .case_divisor = 2},
+      {.name = "Deterministic",
+       .statement = "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
+       .law = deterministic,
+       .inputs = rows_of(in_contract),
+       .must_cover = {"multi-tile row"},
+       .case_divisor = 4},
+      {.name = "KeyErrorWithinBound",
+       .statement = "every stage-1 key lies inside its certified error interval",
+       .law = key_error_within_bound,
+       .inputs = rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
+       .must_cover = {"multi-tile row", "bf16 logits"},
+       .needs = Needs::partials},
+      {.name = "NanIsolation",
+       .statement = "a NaN logit acts as a masked id: it changes nothing else",
+       .law = nan_isolation,
+       .inputs = rows_of({K::nan_logits}),
+       .must_cover = {"NaN logit"}},
+      {.name = "SentinelEscapesVisibly",
+       .statement = "stage 2 passes an escaped sentinel through (no result clamp)",
+       .law = sentinel_escapes_visibly,
+       .inputs = rows_of({K::realistic, K::fully_masked}),
+       .must_cover = {"multi-tile row"},
+       .needs = Needs::partials},
+      {.name = "LargeStrideRows",
+       .statement = "rows stored more than 2^32 elements apart are read at the right offsets",
+       .law = large_stride_rows,
+       .inputs = large_stride,
+       .needs = Needs::kernel,
+       .case_divisor = 10},
+  };
 }
 
 /// RapidCheck calls back here for each case and shrink; nothing to print.

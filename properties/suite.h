@@ -43,7 +43,7 @@ const Property* find_property(const std::string& name);
 std::string default_corpus_dir();
 
 struct RunSettings {
-  std::uint64_t seed = 20261130;  ///< the fixed CI seed
+  std::uint64_t seed = race::kCiSeed;
   int cases = 100;
   std::string reproduce;  ///< a RapidCheck reproduce string: replay that counterexample only
   /// Saved counterexamples replayed before the random search; empty: none.

@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#include "race/definition.h"
 #include <functional>
 #include <tuple>
 #include <type_traits>
@@ -52,7 +54,7 @@ struct Config {
   /// 0: fibers resume in thread order. Otherwise a shuffle seeded per block
   /// and pass; on by default so that a missing barrier cannot hide behind
   /// one fixed schedule (tests/kernels/hip_cpu shows one that would).
-  std::uint64_t schedule_seed = 20261130;
+  std::uint64_t schedule_seed = raceoracle::race::kCiSeed;
   int workers = 0;                   ///< OS threads running blocks; 0: all cores
 };
 Config& config();

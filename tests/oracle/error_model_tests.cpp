@@ -114,7 +114,7 @@ Tightness check(ScalingOrder order, const std::vector<Sample>& rows, int block_v
 }
 
 TEST(ErrorModel, BoundIsSoundForEmulatedFp32KeysInBothOrders) {
-  const auto rows = samples(400, 20261130);
+  const auto rows = samples(400, race::kCiSeed);
   for (ScalingOrder order : {ScalingOrder::post, ScalingOrder::pre}) {
     for (int block_v : {64, 1024}) {
       const Tightness t = check(order, rows, block_v);

@@ -77,3 +77,16 @@ TEST(Corpus, SavedCounterexamplesStillPass) {
 
 }  // namespace
 }  // namespace raceoracle::properties
+
+namespace raceoracle::fixtures {
+namespace {
+
+TEST(Fixtures, TemperatureIndicesNameTheirEntries) {
+  const auto& t = temperatures();
+  EXPECT_EQ(t[TemperatureIndex::zero], 0.0f);
+  EXPECT_EQ(t[TemperatureIndex::greedy_eps], race::kDefaultGreedyEps);
+  EXPECT_LT(t[TemperatureIndex::negative], 0.0f);
+}
+
+}  // namespace
+}  // namespace raceoracle::fixtures

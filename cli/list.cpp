@@ -1,0 +1,29 @@
+// `raceoracle list`: kernels, mutants and properties.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "kernels/device_memory.h"
+#include "properties/data_dir.h"
+#include "properties/suite.h"
+
+namespace raceoracle::cli {
+
+int list() {
+  std::printf("data: %s\n", properties::data_dir().c_str());
+  std::printf("kernels (%s backend):\n", kernels::backend_name());
+  for (const auto& k : kernels::kernels()) {
+    const auto c = k.contract();
+    std::printf("  %-24s %s-scale, exp %.1f ulp, div %.1f ulp%s\n", k.name.c_str(), oracle::to_string(c.order), c.exp_ulp,
+                c.div_ulp, c.two_stage ? ", two-stage" : "");
+  }
+  std::printf("mutants:\n");
+  for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());
+  std::printf("properties:\n");
+  for (const auto& p : properties::properties()) {
+    const std::string needs = properties::needs_note(p.needs);
+    std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), needs.empty() ? "" : (" (" + needs + ")").c_str());
+  }
+  return 0;
+}
+
+}  // namespace raceoracle::cli

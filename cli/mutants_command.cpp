@@ -1,0 +1,66 @@
+// `raceoracle mutants`: every property against every mutant (or against a
+// deliberately broken external sampler); the kill report and the gate.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/command_support.h"
+#include "cli/commands.h"
+#include "properties/suite.h"
+
+namespace raceoracle::cli {
+
+int mutants(const MutantsOptions& o) {
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  std::vector<const fixtures::Subject*> ms;
+  if (o.sampler.given()) {
+    if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
+    sampler = open_sampler(o.sampler);
+    ms.push_back(sampler.get());
+  } else {
+    for (const kernels::Kernel* k : resolve_kernels(o.mutants, true)) ms.push_back(&fixtures::subject_of(*k));
+  }
+  properties::RunSettings rs{o.seed, o.cases, ""};
+  if (!o.corpus) rs.corpus_dir.clear();
+  const mutants::HarnessSettings hs = harness(rs, o.timeout_s);
+  std::vector<mutants::MutantReport> reports;
+  for (const auto* m : ms) {
+    note(m->name() + " ...");
+    reports.push_back(mutants::run_mutant(*m, hs, [](const mutants::PairOutcome& p) {
+      if (p.kind != mutants::PairOutcome::Kind::not_applicable)
+        note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
+    }));
+  }
+  std::printf("%s", mutants::table(reports).c_str());
+  // The first killer's counterexample per mutant; the report JSON has the rest.
+  for (const auto& r : reports) {
+    const mutants::PairOutcome* p = r.first_kill();
+    if (!p) continue;
+    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name().c_str(), p->property.c_str(),
+                p->counterexample.c_str(), p->replay.c_str());
+    if (o.save_corpus && !sampler && !p->case_json.empty())
+      std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p->property,
+                                                            "shrunk counterexample that killed " + r.mutant->name(),
+                                                            p->case_json).c_str());
+  }
+  if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
+  if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
+  int bad = 0;
+  for (const auto& r : reports) {
+    if (!r.killed()) {
+      std::printf("GATE: %s was not killed by any property (%s)\n", r.mutant->name().c_str(), r.status().c_str());
+      ++bad;
+    }
+    const auto killers = r.killers();
+    for (const auto& want : o.expect_killed_by)
+      if (std::find(killers.begin(), killers.end(), want) == killers.end()) {
+        std::printf("GATE: %s was expected to be killed by %s\n", r.mutant->name().c_str(), want.c_str());
+        ++bad;
+      }
+  }
+  std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace raceoracle::cli

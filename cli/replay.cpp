@@ -1,0 +1,50 @@
+// `raceoracle replay`: one property failure again, from its reproduce string
+// or its saved case.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "fixtures/case.h"
+#include "properties/suite.h"
+
+namespace raceoracle::cli {
+
+int replay(const ReplayOptions& o) {
+  const properties::Property* p = properties::find_property(o.property);
+  if (!p) throw std::invalid_argument("unknown property '" + o.property + "'");
+  if (o.kernel.empty() == !o.sampler.given()) throw std::invalid_argument("replay needs one of --kernel or --sampler");
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  const fixtures::Subject* k = nullptr;
+  if (o.sampler.given()) {
+    sampler = open_sampler(o.sampler);
+    k = sampler.get();
+  } else {
+    const kernels::Kernel* kk = kernels::find_kernel(o.kernel);
+    if (!kk) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
+    k = &fixtures::subject_of(*kk);
+  }
+  if (!p->applies_to(*k))
+    throw std::invalid_argument(p->name + " does not apply to " + k->name() + ": " + properties::needs_note(p->needs));
+  if (!o.case_json.empty()) {
+    std::string text = o.case_json;
+    if (std::ifstream f(text); text.front() != '{' && f) {
+      std::stringstream ss;
+      ss << f.rdbuf();
+      text = ss.str();
+    }
+    const auto spec = fixtures::case_from_json(text);
+    const std::string failure = properties::run_case(*p, *k, spec);
+    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name().c_str(), fixtures::describe(spec).c_str(),
+                failure.empty() ? "holds" : "FAILS");
+    if (!failure.empty()) std::printf("  %s\n", failure.c_str());
+    return failure.empty() ? 0 : 1;
+  }
+  if (o.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
+  const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce, ""});
+  std::printf("%s on %s: %s\n", p->name.c_str(), k->name().c_str(), r.summary().c_str());
+  if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
+  return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;
+}
+
+}  // namespace raceoracle::cli

@@ -1,0 +1,60 @@
+#pragma once
+/// The definition's vocabulary (docs/SPEC.md §1-3), stated once. The oracle
+/// (the judge) and the kernels (the judged) are siblings over this layer:
+/// neither includes the other. Header-only and free of dependencies, so device
+/// code can include it.
+#include <cstddef>
+#include <cstdint>
+
+namespace raceoracle::race {
+
+/// Logit storage. bf16 is the upper half of an fp32; both widen exactly to double.
+enum class Dtype : std::uint8_t { f32, bf16 };
+inline const char* to_string(Dtype d) { return d == Dtype::bf16 ? "bf16" : "f32"; }
+inline std::size_t size_of(Dtype d) { return d == Dtype::bf16 ? 2 : 4; }
+
+/// Where a kernel applies 1/t (SPEC §2).
+///   post: m = max(x), exp((x - m) * inv_t)      (production order)
+///   pre : xs = x * inv_t, m = max(xs), exp(xs - m)
+enum class ScalingOrder : std::uint8_t { post, pre };
+inline const char* to_string(ScalingOrder s) { return s == ScalingOrder::pre ? "pre" : "post"; }
+
+/// The clamp the definition applies to sampling temperatures: t = max(T, 1e-5f).
+inline constexpr float kMinTemperature = 1e-5f;
+/// The race denominator's eps and the greedy threshold, by default (SPEC §1).
+inline constexpr float kDefaultEps = 1e-10f;
+inline constexpr float kDefaultGreedyEps = 1e-10f;
+/// The fixed seed of CI runs (properties, agreement, divergence, fiber schedule).
+inline constexpr std::uint64_t kCiSeed = 20261130;
+
+/// The two fp32 constants of the race. Separate roles even when equal.
+struct RaceConstants {
+  float eps = kDefaultEps;                ///< race denominator: key = softmax / (E + eps)
+  float greedy_eps = kDefaultGreedyEps;   ///< a row is greedy iff T <= greedy_eps, compared in fp32
+};
+
+/// A row is greedy iff T <= greedy_eps, compared in fp32 (T == greedy_eps and negative T are greedy).
+constexpr bool is_greedy(float T, float greedy_eps) { return T <= greedy_eps; }
+/// t = max(T, 1e-5f) on the host; a NaN T stays NaN (such a row is out of contract).
+constexpr float clamp_temperature(float T) { return T < kMinTemperature ? kMinTemperature : T; }
+
+/// A kernel's numerics contract (SPEC §3): what the error model needs to know
+/// about how a kernel computes its fp32 keys. Every field is an input taken
+/// from the platform's published figures, never a tolerance tuned to pass.
+struct NumericsContract {
+  ScalingOrder order = ScalingOrder::post;
+  /// Maximum error, in ulps of the result, of the kernel's expf (glibc: 1,
+  /// CUDA expf: 2, HIP/OCML expf: 1 on [-10, 10]). Below 0.5 means 0.5:
+  /// nothing rounds better than correctly.
+  double exp_ulp = 2.0;
+  /// Error of fp32 division and of the reciprocal 1/t (IEEE '/': 0.5).
+  double div_ulp = 0.5;
+  /// expf used by the fused kernel's stage-2 rescale.
+  double rescale_ulp = 2.0;
+  /// true for the two-stage fused kernel (a rescale exp and multiply per key).
+  bool two_stage = true;
+  /// Logit storage: informational, both widen exactly.
+  Dtype logits = Dtype::bf16;
+};
+
+}  // namespace raceoracle::race
