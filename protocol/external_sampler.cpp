@@ -105,9 +105,7 @@ std::string ExternalSampler::replay_args() const {
   return s;
 }
 
-fixtures::KernelRun ExternalSampler::run(const fixtures::Batch& b, const kernels::RunOptions&) const { return sample(b); }
-
-fixtures::KernelRun ExternalSampler::sample(const fixtures::Batch& b) const {
+fixtures::KernelRun ExternalSampler::run(const fixtures::Batch& b, const kernels::RunOptions&) const {
   fixtures::KernelRun out;
   auto broke = [&](const std::string& why) {
     breakdown_ = last_breakdown_ = why;

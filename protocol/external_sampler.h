@@ -39,8 +39,6 @@ class ExternalSampler final : public fixtures::Subject {
 
   const SamplerSpec& spec() const { return spec_; }
   int starts() const { return starts_; }  ///< 1 + restarts after breakdowns
-  /// Tokens for rows given as raw arrays (the agreement and divergence runs).
-  fixtures::KernelRun sample(const fixtures::Batch& b) const;
 
  private:
   struct Hello {
