@@ -217,8 +217,9 @@ void Channel::fail(Breakdown::Kind k, const std::string& what) {
   throw Breakdown(k, msg);
 }
 
-std::string Channel::exit_story() {
-  if (pid_ <= 0) return "closed the connection";
+void Channel::fail_ended(const std::string& when) {
+  auto ended = [&](Breakdown::Kind k, const std::string& how) { fail(k, "the sampler " + how + " " + when); };
+  if (pid_ <= 0) ended(Breakdown::Kind::exited, "closed the connection");
   const double until = now_s() + 2.0;
   int status = 0;
   pid_t r = 0;
@@ -226,18 +227,20 @@ std::string Channel::exit_story() {
     drain_stderr();
     usleep(5000);
   }
-  if (r != pid_) return "closed its stdout";
+  if (r != pid_) ended(Breakdown::Kind::exited, "closed its stdout");
   track(pid_, false);
   kill(-pid_, SIGKILL);  // anything it left in its group
   pid_ = -1;             // reaped
   if (WIFSIGNALED(status))
-    return fmt::format("crashed: killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    ended(Breakdown::Kind::crashed,
+          fmt::format("crashed: killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status))));
   // A shell that waited for the sampler reports its death by signal N as 128 + N.
   const int code = WEXITSTATUS(status);
   if (code > 128 && code < 128 + 32)
-    return fmt::format("crashed: killed by signal {} ({}; the shell's exit status {})", code - 128, strsignal(code - 128),
-                       code);
-  return fmt::format("exited with status {}", code);
+    ended(Breakdown::Kind::crashed, fmt::format("crashed: killed by signal {} ({}; the shell's exit status {})",
+                                                code - 128, strsignal(code - 128), code));
+  ended(Breakdown::Kind::exited, fmt::format("exited with status {}", code));
+  std::abort();  // unreachable: fail() throws
 }
 
 void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, double deadline) {
@@ -268,9 +271,7 @@ void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, doub
         off += std::size_t(w);
         skip_empty();
       } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        const std::string story = exit_story();
-        fail(story.starts_with("crashed") ? Breakdown::Kind::crashed : Breakdown::Kind::exited,
-             "the sampler " + story + " while a request was being sent");
+        fail_ended("while a request was being sent");
       }
     }
     if (ri >= 0 && fds[ri].revents) {
@@ -280,12 +281,8 @@ void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, doub
       } else if (r == 0) {
         close(from_);
         from_ = -1;
-        if (inbox_.size() < inbox_needed || piece < out.size()) {
-          const std::string story = exit_story();
-          fail(story.starts_with("crashed") ? Breakdown::Kind::crashed : Breakdown::Kind::exited,
-               inbox_.empty() ? "the sampler " + story + " before replying"
-                              : fmt::format("the sampler {} after {} bytes of a reply", story, inbox_.size()));
-        }
+        if (inbox_.size() < inbox_needed || piece < out.size())
+          fail_ended(inbox_.empty() ? std::string("before replying") : fmt::format("after {} bytes of a reply", inbox_.size()));
       }
     }
   }

@@ -60,7 +60,9 @@ class Channel {
   void pump(const std::vector<Piece>& out, std::size_t inbox_needed, double deadline);
   void drain_stderr();
   [[noreturn]] void fail(Breakdown::Kind k, const std::string& what);
-  std::string exit_story();  ///< how the process ended, after its stdout closed
+  /// After its stdin or stdout closed: how the sampler ended (crashed, exited,
+  /// or only closed its stdout), as a Breakdown; `when` ends the sentence.
+  [[noreturn]] void fail_ended(const std::string& when);
   void terminate();
 
   pid_t pid_ = -1;  ///< also its process group; -1 when attached

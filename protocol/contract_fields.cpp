@@ -80,9 +80,8 @@ oracle::RaceConstants parse_race_constants(const Fields& f) {
   oracle::RaceConstants k;
   k.eps = parse_float_field(f, "eps", k.eps);
   k.greedy_eps = parse_float_field(f, "greedy_eps", k.greedy_eps);
-  for (const char* key : {"eps", "greedy_eps"})
-    if (parse_float_field(f, key, 0.0f) < 0)
-      throw std::invalid_argument(fmt::format("'{}' = '{}': must be >= 0", key, f.at(key)));
+  for (const auto& [key, value] : {std::pair{"eps", k.eps}, std::pair{"greedy_eps", k.greedy_eps}})
+    if (value < 0) throw std::invalid_argument(fmt::format("'{}' = '{}': must be >= 0", key, f.at(key)));
   return k;
 }
 
