@@ -52,7 +52,7 @@ std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vect
 ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
   if (!(spec_.timeout_s > 0)) throw std::invalid_argument("--sampler-timeout must be > 0 seconds");
   const Hello h = start();
-  name_ = h.name.empty() ? "sampler" : h.name;
+  name_ = h.name;
   contract_ = h.contract;
 }
 
@@ -76,6 +76,10 @@ ExternalSampler::Hello ExternalSampler::start() const {
                                                            version, kProtocolVersion));
   }
   const std::string name = field(reply, "name");
+  if (name.empty()) {  // also what a sampler that echoes its input (`cat`) sends back
+    channel_.reset();
+    throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
+  }
   Fields fields = reply.metadata;
   for (const auto& [k, v] : spec_.overrides) fields[k] = v;
   oracle::NumericsContract c;

@@ -135,6 +135,17 @@ TEST_F(Misbehaving, AnotherProtocolVersionIsRefusedAtTheHandshake) {
   }
 }
 
+TEST_F(Misbehaving, AnEchoOfTheHandshakeIsNotAHello) {
+  SamplerSpec s;
+  s.command = "cat";  // sends the request back: type hello, protocol 1, but no sampler's name
+  try {
+    ExternalSampler x(s);
+    FAIL() << "accepted";
+  } catch (const Breakdown& e) {
+    EXPECT_NE(std::string(e.what()).find("names no sampler"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Misbehaving, ACommandThatDoesNotExistFailsWithItsShellMessage) {
   SamplerSpec s;
   s.command = "no-such-sampler-command --flag";
