@@ -6,8 +6,7 @@
 // Results and the machine they came from: bench/README.md.
 #include <benchmark/benchmark.h>
 
-#include <random>
-
+#include "fixtures/llm_like.h"
 #include "protocol/external_sampler.h"
 
 namespace ro = raceoracle;
@@ -18,10 +17,7 @@ const char* kModes[] = {"raw", "numpy", "torch"};
 
 ro::fixtures::Batch make(int rows, int vocab) {
   ro::fixtures::Batch b = ro::fixtures::Batch::make(rows, vocab, ro::oracle::Dtype::bf16);
-  std::mt19937 rng(1);
-  std::normal_distribution<float> g(0.0f, 3.0f);
-  for (float& x : b.logits) x = g(rng);
-  b.round_logits();
+  ro::fixtures::fill_llm_like(b, 1, {.sigma = 3.0f});
   return b;
 }
 

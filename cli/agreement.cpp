@@ -9,6 +9,7 @@
 #include <random>
 
 #include "fixtures/batch.h"
+#include "fixtures/llm_like.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -19,20 +20,14 @@ const float kTemps[] = {0.0f, 0.7f, 1.0f};
 const char* kTempNames[] = {"greedy", "0.7", "1.0"};
 constexpr int kCases = 4 * 3;
 
-/// Realistic rows: Gaussian logits (sigma 2) with a few peaked outliers,
-/// Exp(1) noise, then the case's mask pattern.
+/// LLM-like rows (fixtures/llm_like.h), then the case's mask pattern.
 fixtures::Batch make_batch(const AgreementSettings& s, std::uint64_t seed) {
   fixtures::Batch b = fixtures::Batch::make(s.rows, s.vocab, s.dtype);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g(0.0f, 2.0f);
-  std::exponential_distribution<float> ex(1.0f);
+  fixtures::fill_llm_like(b, seed);
+  std::mt19937_64 rng(seed + 1);  // the masks' draws
   for (std::int64_t r = 0; r < s.rows; ++r) {
     const int c = int(r % kCases), mask = c / 3;
     b.temperatures[std::size_t(r)] = kTemps[c % 3];
-    for (std::int64_t i = 0; i < s.vocab; ++i) {
-      b.x(r, i) = g(rng) + (rng() % 4096 == 0 ? 12.0f : 0.0f);
-      b.e(r, i) = ex(rng);
-    }
     if (mask == 1) {  // partial: a random half of the ids and one whole 4096-id block
       const std::int64_t block = std::int64_t(rng() % std::uint64_t(std::max<std::int64_t>(1, s.vocab / 4096))) * 4096;
       for (std::int64_t i = 0; i < s.vocab; ++i)
@@ -43,7 +38,6 @@ fixtures::Batch make_batch(const AgreementSettings& s, std::uint64_t seed) {
         if (i != keep) b.x(r, i) = -kInf;
     }
   }
-  b.round_logits();
   return b;
 }
 

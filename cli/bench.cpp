@@ -8,9 +8,9 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "fixtures/batch.h"
+#include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
 #include "kernels/registry.h"
 
@@ -41,28 +41,15 @@ struct Pool {
     for (std::size_t i = 0; i < t.size(); ++i) t[i] = i % 4 == 0 ? 0.0f : 0.7f;  // a quarter greedy rows
     temps = kernels::DeviceArray<float>(t);
   }
-  /// Fresh random data (Gaussian logits, Exp(1) noise), generated for a block
-  /// of rows on the host and tiled over the pool on the device.
+  /// Fresh LLM-like rows (fixtures/llm_like.h), generated for a block of rows
+  /// on the host and tiled over the pool on the device.
   void fill(oracle::Dtype dtype, std::uint64_t seed) {
     const std::int64_t block = std::min<std::int64_t>(rows, 16);
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> g(0.0f, 2.0f);
-    std::exponential_distribution<float> ex(1.0f);
-    std::vector<float> x(std::size_t(block * vocab)), e(x.size());
-    for (auto& v : x) v = g(rng);
-    for (auto& v : e) v = ex(rng);
+    fixtures::Batch b = fixtures::Batch::make(block, vocab, dtype);
+    fixtures::fill_llm_like(b, seed);
     const std::size_t esize = oracle::size_of(dtype);
-    std::vector<unsigned char> xb(x.size() * esize);
-    if (dtype == oracle::Dtype::f32) {
-      std::memcpy(xb.data(), x.data(), xb.size());
-    } else {
-      for (std::size_t i = 0; i < x.size(); ++i) {
-        const std::uint16_t b = fixtures::to_bf16(x[i]);
-        std::memcpy(xb.data() + 2 * i, &b, 2);
-      }
-    }
-    kernels::copy_to_device(logits.get(), xb.data(), xb.size());
-    kernels::copy_to_device(noise.get(), e.data(), e.size() * 4);
+    kernels::copy_to_device(logits.get(), b.storage(), std::size_t(block * vocab) * esize);
+    kernels::copy_to_device(noise.get(), b.noise.data(), b.noise.size() * 4);
     for (std::int64_t r = block; r < rows; r += block) {
       const std::int64_t n = std::min(block, rows - r);
       kernels::device_copy_async(logits.get() + std::size_t(r * vocab) * esize, logits.get(), std::size_t(n * vocab) * esize);

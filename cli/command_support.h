@@ -3,7 +3,8 @@
 #include <chrono>
 #include <string>
 
-#include "mutants/runner.h"
+#include "mutants/harness.h"
+#include "mutants/report.h"
 
 namespace raceoracle::cli {
 

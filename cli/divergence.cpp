@@ -12,6 +12,7 @@
 #include <random>
 
 #include "fixtures/batch.h"
+#include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
 #include "kernels/registry.h"
 #include "oracle/error_model.h"
@@ -19,21 +20,12 @@
 namespace raceoracle::cli {
 namespace {
 
-/// LLM-like rows: a Gaussian body (sigma 2.5, centred at 8, so |x| is as large
-/// as real logits are) with a few peaked ids 8..16 above it; Exp(1) noise.
+/// LLM-like rows (fixtures/llm_like.h) centred at 8 with sigma 2.5, so |x| is
+/// as large as real logits are: the error of x - m grows with |x|.
 fixtures::Batch realistic(const DivergenceOptions& o, float T, std::uint64_t seed) {
   fixtures::Batch b = fixtures::Batch::make(o.rows, o.vocab, o.dtype);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> g(8.0f, 2.5f);
-  std::exponential_distribution<float> ex(1.0f);
-  for (std::int64_t r = 0; r < o.rows; ++r) {
-    b.temperatures[std::size_t(r)] = T;
-    for (std::int64_t i = 0; i < o.vocab; ++i) {
-      b.x(r, i) = g(rng) + (rng() % 20000 == 0 ? 8.0f + float(rng() % 9) : 0.0f);
-      b.e(r, i) = ex(rng);
-    }
-  }
-  b.round_logits();
+  fixtures::fill_llm_like(b, seed, {.centre = 8.0f, .sigma = 2.5f, .peak_one_in = 20000});
+  std::fill(b.temperatures.begin(), b.temperatures.end(), T);
   return b;
 }
 

@@ -11,9 +11,11 @@
 #include "cli/divergence.h"
 #include "cli/verify.h"
 #include "kernels/device_memory.h"
-#include "mutants/runner.h"
+#include "kernels/sampler.h"
+#include "mutants/harness.h"
 
 namespace cli = raceoracle::cli;
+namespace kernels = raceoracle::kernels;
 
 namespace {
 
@@ -46,7 +48,7 @@ void add_sampler_options(CLI::App* app, cli::SamplerOptions& o, const char* what
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The mutant harness's children (mutants/runner.h), not a user command.
+  // The mutant harness's children (mutants/harness.h), not a user command.
   if (argc > 1 && std::string(argv[1]) == "__pair") return raceoracle::mutants::pair_child_main(argc, argv);
   CLI::App app{"raceoracle: correctness oracle and property suite for exponential-race sampling kernels"};
   app.require_subcommand(1);
@@ -124,7 +126,10 @@ int main(int argc, char** argv) {
   bn->add_option("--kernels", bo.kernels, "kernels to time");
   bn->add_option("--samples", bo.samples, "timed samples per cell")->check(CLI::Range(1, 100000));
   bn->add_option("--launches", bo.per_sample, "launches per sample")->check(CLI::Range(1, 100000));
-  bn->add_option("--block-v", bo.block_v, "fused tile size")->check(CLI::IsMember({1024, 2048, 4096}));
+  std::vector<int> block_vs;  // the compiled tilings at the default thread count
+  for (const kernels::FusedConfig& tiling : kernels::kFusedConfigs)
+    if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
+  bn->add_option("--block-v", bo.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
   bn->add_option("--json", bo.json, "write the results as JSON");
 
   auto* l = app.add_subcommand("list", "list kernels, mutants and properties");

@@ -7,13 +7,38 @@ namespace raceoracle::kernels {
 
 const char* to_string(Defect d) {
   switch (d) {
-#define RACEORACLE_DEFECT(name) \
+#define RACEORACLE_DEFECT(name, what) \
   case Defect::name: return #name;
 #include "kernels/defect_list.inc"
 #undef RACEORACLE_DEFECT
   }
   return "?";
 }
+
+const char* describe(Defect d) {
+  switch (d) {
+#define RACEORACLE_DEFECT(name, what) \
+  case Defect::name: return what;
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
+  }
+  return "?";
+}
+
+bool is_supported(const FusedConfig& c) {
+  for (const FusedConfig& k : kFusedConfigs)
+    if (k == c) return true;
+  return false;
+}
+
+std::string supported_configs() {
+  std::string s = "block_v/threads";
+  for (const FusedConfig& k : kFusedConfigs)
+    s += (&k == kFusedConfigs ? " " : ", ") + std::to_string(k.block_v) + "/" + std::to_string(k.threads);
+  return s;
+}
+
+std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c) { return (vocab + c.block_v - 1) / c.block_v; }
 
 std::string check_args(const SampleArgs& a) {
   const auto n = [](std::int64_t v) { return std::to_string(v); };

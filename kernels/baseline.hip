@@ -11,6 +11,7 @@ namespace raceoracle::kernels {
 namespace {
 
 constexpr int kThreads = 256;
+static_assert(kThreads % kBlockMultiple == 0, "every warp full (race.h)");
 constexpr int kChunk = 4096;  // ids per program of the top-1 select
 
 struct Scratch {
@@ -120,24 +121,16 @@ std::size_t baseline_scratch_bytes(std::int64_t rows, std::int64_t vocab) {
   return std::size_t(3 * rows + 2 * rows * chunk_count(vocab)) * 4;
 }
 
-/// Baseline mutants: only the defects that concern its steps are compiled in.
 Status sample_baseline(const SampleArgs& a, Defect d, void* scratch) {
   if (std::string e = check_args(a); !e.empty()) return Status::error(e);
   if (!scratch) return Status::error("baseline scratch pointer is null");
   if (a.rows > 65535) return Status::error("baseline supports at most 65535 rows per launch");
   const Scratch s = carve(scratch, a.rows, a.vocab);
-  hipError_t e = hipErrorInvalidValue;
+  if (!BaselineDefects::contains(d)) return Status::error(std::string("the baseline has no mutant ") + to_string(d));
   const bool bf16 = a.dtype == Dtype::bf16;
-  switch (d) {
-    case Defect::none: e = bf16 ? run<std::uint16_t, Defect::none>(a, s) : run<float, Defect::none>(a, s); break;
-    case Defect::strict_greedy:
-      e = bf16 ? run<std::uint16_t, Defect::strict_greedy>(a, s) : run<float, Defect::strict_greedy>(a, s);
-      break;
-    case Defect::high_id_tie:
-      e = bf16 ? run<std::uint16_t, Defect::high_id_tie>(a, s) : run<float, Defect::high_id_tie>(a, s);
-      break;
-    default: return Status::error(std::string("the baseline has no mutant ") + to_string(d));
-  }
+  const hipError_t e = visit_defect(
+      BaselineDefects{}, d,
+      [&](auto D) { return bf16 ? run<std::uint16_t, decltype(D)::value>(a, s) : run<float, decltype(D)::value>(a, s); }, hipErrorInvalidValue);
   if (e != hipSuccess) return Status::error(std::string("baseline: ") + hipGetErrorString(e));
   return {};
 }

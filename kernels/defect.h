@@ -1,28 +1,50 @@
 #pragma once
 /// Deliberate defects (SPEC §6). A mutant is the kernel compiled with one of
 /// these as a template argument: the defect is a compile-time switch in the
-/// kernel source, never a copy of the kernel. `none` is the real kernel.
+/// kernel source, never a copy of the kernel. `none` is the real kernel. The
+/// list, with what each defect does, is kernels/defect_list.inc.
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <type_traits>
+#include <utility>
 
 namespace raceoracle::kernels {
 
 enum class Defect : std::uint8_t {
-  none,
-  no_m_safe,        ///< no `m_safe` guard: an all -inf tile computes exp(-inf - -inf) = NaN
-  high_id_tie,      ///< ties go to the highest id (within tiles and across them)
-  result_clamp,     ///< stage 2 clamps the token into [0, V): an escaped sentinel is hidden
-  no_rescale,       ///< stage 2 drops exp((m_t - mm) * inv_t)
-  wrong_rescale,    ///< stage 2 rescales by exp(m_t - mm), forgetting inv_t
-  strict_greedy,    ///< greedy test `T < greedy_eps` instead of `<=`
-  greedy_scaled,    ///< greedy argmax over x * inv_t instead of the raw logits
-  tail_unmasked,    ///< the last tile's lanes past the vocab are not masked
-  offsets_32bit,    ///< row offsets computed in 32 bits
-  noise_stride,     ///< noise rows addressed with the logits' row stride
-  nan_max,          ///< the tile/row max propagates NaN instead of ignoring it
-  fast_exp,         ///< a fast-math exp (~1e-3 relative error) in the race keys
-  missing_barrier,  ///< the block reduction reads shared memory without __syncthreads
+#define RACEORACLE_DEFECT(name, what) name,
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
 };
 
 const char* to_string(Defect d);
+const char* describe(Defect d);  ///< what the defect does, one line
+
+/// A set of defects known at compile time: the ones a kernel is built with.
+template <Defect... Ds>
+struct DefectSet {
+  static constexpr Defect values[] = {Ds...};
+  static constexpr bool contains(Defect d) { return ((d == Ds) || ...); }
+};
+
+inline constexpr Defect kAllDefects[] = {
+#define RACEORACLE_DEFECT(name, what) Defect::name,
+#include "kernels/defect_list.inc"
+#undef RACEORACLE_DEFECT
+};
+template <std::size_t... I>
+DefectSet<kAllDefects[I]...> all_defects(std::index_sequence<I...>);
+/// Every defect of the list, `none` first.
+using AllDefects = decltype(all_defects(std::make_index_sequence<std::size(kAllDefects)>{}));
+
+/// The one runtime-to-compile-time dispatch: calls f(std::integral_constant<
+/// Defect, D>{}) for the D of `set` that equals `d` and returns its result;
+/// `otherwise` when `d` is not in the set.
+template <Defect... Ds, class F, class R>
+R visit_defect(DefectSet<Ds...>, Defect d, F&& f, R otherwise) {
+  R r = otherwise;
+  (void)((d == Ds ? (r = f(std::integral_constant<Defect, Ds>{}), true) : false) || ...);
+  return r;
+}
 
 }  // namespace raceoracle::kernels

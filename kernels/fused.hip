@@ -61,32 +61,11 @@ enum class Screened : std::uint8_t {
 constexpr float kDecisiveKey = 0x1p-74f;
 
 /// Sampling rows: the thread's exact best with one expf and one IEEE division
-/// per thread instead of one each per id. Every id gets a screening key
-/// q = exp2(t log2 e) * rcp(d), t = (x - m) / T its exponent and d = E + eps,
-/// from the fast approximations of device.h; the ids with q >= top (1 -
-/// 2^-14), top the largest q, are the candidates. One candidate is the exact
-/// best, and only its key is computed exactly; anything else (several
-/// candidates, a NaN q, a value out of the checked ranges) goes to the exact
-/// fold.
-///
-/// Why the exact best is a candidate. Checked: every d >= 2^-20 and top in
-/// [2^-75, inf). Write e_i = exp(t_i) / d_i. The exact key is K_i = e_i (1 +
-/// h_i), |h_i| <= 2^-21.4 (expf 2 ulp, division 0.5 ulp). The screening key
-/// is q_i = e_i (1 + g_i) + a_i: |g_i| <= 2^-16.6, where exp2 is 2 ulp, the
-/// reciprocal 1 ulp, the product 0.5 ulp, and rounding log2 e and t log2 e
-/// moves the exponent by at most |t| 2^-23, with |t| <= 67 for any id whose
-/// q or exact key can reach 2^-76 (that needs exp(t) >= 2^-96, d >= 2^-20);
-/// a_i <= 2^-105 absolute covers results below 2^-126 flushed or rounded,
-/// and q_i = 0 for d_i > 2^126 where e_i < 2^-126. Let w hold the best key
-/// K*. Then e_i <= K* / (1 - 2^-21.4) for every i, so top <= K* (1 + 2^-16.5)
-/// + 2^-105, and q_w >= K* (1 - 2^-16.5) - 2^-105. Hence q_w >= top (1 -
-/// 2^-15.4) - 2^-104 > top (1 - 2^-14) (top >= 2^-75): w is a candidate.
-/// Under the fast_exp mutant the screen uses the mutant's exp, so the mutant
-/// still races the keys it defines.
-///
-/// Tiny: top < 2^-75 puts every exact key of the thread below kDecisiveKey
-/// (a NaN one never wins), so such a thread cannot hold the best of a tile
-/// whose best reaches it; the caller folds a tile that does not exactly.
+/// per thread instead of one each per id. Each id gets a fast screening key q;
+/// the ids with q >= top (1 - 2^-14) are the candidates, and one candidate is
+/// the exact best: its key alone is computed exactly. Anything else (several
+/// candidates, a NaN q, values out of the checked ranges) goes to the exact
+/// fold. The proof, and what tests it: kernels/SCREEN.md.
 template <ScalingOrder ORDER, Defect D, int ITEMS>
 __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
                                                  float inv_t, float eps, Best& best) {
@@ -134,6 +113,7 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
 template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
+  static_assert(THREADS % kBlockMultiple == 0, "every warp full (race.h)");
   __shared__ unsigned smem_max[32];
   __shared__ OrderedBest smem_best[32];
   device::wait_for_prior_grid();  // its writes (the logits, say) are visible from here
@@ -257,6 +237,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
 }
 
 constexpr int kStage2Threads = 256;
+static_assert(kStage2Threads % kBlockMultiple == 0, "every warp full (race.h)");
 
 template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
 hipError_t launch_stage1(const Stage1Args& s) {
@@ -264,27 +245,26 @@ hipError_t launch_stage1(const Stage1Args& s) {
   return device::launch_chained(fused_stage1_kernel<Logit, ORDER, BLOCK_V, THREADS, D>, grid, dim3(THREADS), s);
 }
 
-template <class Logit, ScalingOrder ORDER, Defect D>
-hipError_t by_config(const Stage1Args& s, const FusedConfig& c) {
-  if (c.block_v == 128 && c.threads == 64) return launch_stage1<Logit, ORDER, 128, 64, D>(s);
-  if (c.block_v == 1024 && c.threads == 256) return launch_stage1<Logit, ORDER, 1024, 256, D>(s);
-  if (c.block_v == 2048 && c.threads == 256) return launch_stage1<Logit, ORDER, 2048, 256, D>(s);
-  return launch_stage1<Logit, ORDER, 4096, 256, D>(s);
+/// Launches the kernel of the kFusedConfigs entry equal to `c`.
+template <class Logit, ScalingOrder ORDER, Defect D, std::size_t... I>
+hipError_t by_config(const Stage1Args& s, const FusedConfig& c, std::index_sequence<I...>) {
+  hipError_t e = hipErrorInvalidValue;
+  (void)((c == kFusedConfigs[I]
+              ? (e = launch_stage1<Logit, ORDER, kFusedConfigs[I].block_v, kFusedConfigs[I].threads, D>(s), true)
+              : false) ||
+         ...);
+  return e;
 }
 
-/// Mutants are built on the production (post-scale) order only.
+/// Mutants are built on the production (post-scale) order only: the pre-scale
+/// kernels are compiled for `none` alone.
 template <class Logit, ScalingOrder ORDER>
 hipError_t by_defect(const Stage1Args& s, const FusedConfig& c, Defect d) {
-  if constexpr (ORDER == ScalingOrder::pre) {
-    return d == Defect::none ? by_config<Logit, ORDER, Defect::none>(s, c) : hipErrorInvalidValue;
-  }
-  switch (d) {
-#define RACEORACLE_DEFECT(name) \
-  case Defect::name: return by_config<Logit, ORDER, Defect::name>(s, c);
-#include "kernels/defect_list.inc"
-#undef RACEORACLE_DEFECT
-  }
-  return hipErrorInvalidValue;
+  using Defects = std::conditional_t<ORDER == ScalingOrder::post, AllDefects, DefectSet<Defect::none>>;
+  return visit_defect(
+      Defects{}, d,
+      [&](auto D) { return by_config<Logit, ORDER, decltype(D)::value>(s, c, std::make_index_sequence<std::size(kFusedConfigs)>{}); },
+      hipErrorInvalidValue);
 }
 
 template <Defect D>
@@ -309,13 +289,6 @@ std::string check_partials(const SampleArgs& a, const FusedConfig& c, const Part
 
 }  // namespace
 
-bool is_supported(const FusedConfig& c) {
-  return (c.block_v == 128 && c.threads == 64) ||
-         (c.threads == 256 && (c.block_v == 1024 || c.block_v == 2048 || c.block_v == 4096));
-}
-std::string supported_configs() { return "block_v/threads 128/64, 1024/256, 2048/256, 4096/256"; }
-std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c) { return (vocab + c.block_v - 1) / c.block_v; }
-
 Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, Defect d, const Partials& p) {
   if (std::string e = check_args(a); !e.empty()) return Status::error(e);
   if (std::string e = check_partials(a, c, p); !e.empty()) return Status::error(e);
@@ -335,13 +308,7 @@ Status fused_stage2(const SampleArgs& a, const FusedConfig& c, Defect d, const P
   if (std::string e = check_args(a); !e.empty()) return Status::error(e);
   if (std::string e = check_partials(a, c, p); !e.empty()) return Status::error(e);
   const Stage1Args s{a, p};
-  hipError_t e = hipErrorInvalidValue;
-  switch (d) {
-#define RACEORACLE_DEFECT(name) \
-  case Defect::name: e = launch_stage2<Defect::name>(s); break;
-#include "kernels/defect_list.inc"
-#undef RACEORACLE_DEFECT
-  }
+  const hipError_t e = visit_defect(AllDefects{}, d, [&](auto D) { return launch_stage2<decltype(D)::value>(s); }, hipErrorInvalidValue);
   return status_of(e, "fused stage 2");
 }
 

@@ -45,7 +45,8 @@ struct BetterOf {
 /// sentinel: a real NaN beats the sentinel by id, which this fold cannot see.
 template <Defect D>
 __device__ __forceinline__ void fold_next(Best& best, float key, int idx) {
-  const bool take = D == Defect::high_id_tie ? (key >= best.key || (best.key != best.key && key == key))
+  // Under high_id_tie a later id wins every tie, NaN against NaN included.
+  const bool take = D == Defect::high_id_tie ? (key >= best.key || best.key != best.key)
                                              : (key > best.key || (best.key != best.key && key == key));
   if (take) best = Best{key, idx};
 }
@@ -81,10 +82,16 @@ struct OrderedBest {
   unsigned key, id;
 };
 
+/// Block sizes are multiples of this, so that every warp is full on 32- and
+/// 64-wide hardware alike: the warp reductions below read every lane, and a
+/// lane past the block does not exist (its value is undefined on a GPU).
+inline constexpr int kBlockMultiple = 64;
+
 /// Block-wide reduction in two levels: `reduce_warp` within each warp, then
 /// again over the warps' results (`none` fills the lanes past the last warp);
 /// every thread gets the result. `smem` holds one value per warp (at most 32
-/// warps). The missing_barrier mutant drops the barrier between the levels.
+/// warps). blockDim.x must be a multiple of kBlockMultiple (every warp full).
+/// The missing_barrier mutant drops the barrier between the levels.
 template <Defect D, class T, class ReduceWarp>
 __device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
   v = reduce_warp(v);

@@ -93,13 +93,10 @@ const std::vector<Kernel>& kernels() {
 const std::vector<Kernel>& mutants() {
   static const std::vector<Kernel> m = [] {
     std::vector<Kernel> v;
-#define RACEORACLE_DEFECT(name)                                                                     \
-  if (Defect::name != Defect::none)                                                                 \
-    v.push_back(make(std::string("fused-post~") + #name, Family::fused, ScalingOrder::post, Defect::name));
-#include "kernels/defect_list.inc"
-#undef RACEORACLE_DEFECT
-    v.push_back(make("baseline~strict_greedy", Family::baseline, ScalingOrder::post, Defect::strict_greedy));
-    v.push_back(make("baseline~high_id_tie", Family::baseline, ScalingOrder::post, Defect::high_id_tie));
+    for (Defect d : AllDefects::values)
+      if (d != Defect::none) v.push_back(make(std::string("fused-post~") + to_string(d), Family::fused, ScalingOrder::post, d));
+    for (Defect d : BaselineDefects::values)
+      if (d != Defect::none) v.push_back(make(std::string("baseline~") + to_string(d), Family::baseline, ScalingOrder::post, d));
     return v;
   }();
   return m;

@@ -33,10 +33,15 @@ struct FusedConfig {
   int block_v = 4096;
   int threads = 256;
 };
-/// The (block_v, threads) pairs compiled in: {128, 64} for cheap tile
-/// boundaries in tests, {1024, 2048, 4096} x 256 for production.
+constexpr bool operator==(const FusedConfig& a, const FusedConfig& b) {
+  return a.block_v == b.block_v && a.threads == b.threads;
+}
+/// The tilings compiled in, the one list that dispatch, validation, the
+/// generators and the CLI derive from: {128, 64} for cheap tile boundaries in
+/// tests, {1024, 2048, 4096} x 256 for production.
+inline constexpr FusedConfig kFusedConfigs[] = {{128, 64}, {1024, 256}, {2048, 256}, {4096, 256}};
 bool is_supported(const FusedConfig& c);
-std::string supported_configs();
+std::string supported_configs();  ///< "block_v/threads 128/64, ..." for messages
 
 /// Stage-1 partials, [rows, tiles] each, device pointers.
 struct Partials {
@@ -58,6 +63,9 @@ std::string check_args(const SampleArgs& a);
 
 Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, Defect d, const Partials& p);
 Status fused_stage2(const SampleArgs& a, const FusedConfig& c, Defect d, const Partials& p);
+/// The defects the baseline is built with (its steps have no tiles, partials
+/// or rescale, so only these concern it).
+using BaselineDefects = DefectSet<Defect::none, Defect::strict_greedy, Defect::high_id_tie>;
 /// The five-launch baseline. `scratch` holds 3 * rows * chunks + 3 * rows
 /// 4-byte words (baseline_scratch_bytes).
 Status sample_baseline(const SampleArgs& a, Defect d, void* scratch);

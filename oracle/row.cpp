@@ -1,6 +1,6 @@
 #include "oracle/row.h"
 
-#include <bit>
+#include "race/bf16.h"
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -11,8 +11,7 @@ namespace raceoracle::oracle {
 
 double RowView::logit(std::int64_t i) const {
   if (dtype == Dtype::f32) return static_cast<const float*>(logits)[i];
-  const std::uint32_t bits = std::uint32_t(static_cast<const std::uint16_t*>(logits)[i]) << 16;
-  return std::bit_cast<float>(bits);
+  return race::widen_bf16(static_cast<const std::uint16_t*>(logits)[i]);
 }
 
 RowView BatchView::row(std::int64_t r) const {

@@ -203,8 +203,7 @@ std::string deterministic(const LawContext& c) {
                         fmt::format("repeated launch changed the token from {}", first.run.tokens[std::size_t(r)]));
   if (!is_fused(c.subject)) return {};
   // Another tile size may round differently, but only inside the ambiguity set.
-  const auto& configs = fixtures::fused_configs();
-  for (const auto& other : configs) {
+  for (const auto& other : kernels::kFusedConfigs) {
     if (other.block_v == c.config.block_v) continue;
     const Ran o = launch(c.subject, c.batch, other);
     if (!o.error.empty()) return o.error;

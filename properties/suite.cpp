@@ -12,7 +12,6 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <sstream>
 
 #include "properties/data_dir.h"
@@ -34,6 +33,7 @@ fixtures::gen::CaseOptions rows_of(std::vector<RowKind> k, std::vector<int> temp
 std::vector<Property> make_properties() {
   using K = RowKind;
   using T = fixtures::TemperatureIndex;
+  using C = fixtures::Cover;
   const std::vector<K> in_contract{K::realistic, K::greedy_ties, K::masked_tiles, K::scattered_inf, K::forced,
                                    K::fully_masked, K::dominating_final, K::near_tie, K::exact_tie, K::noise_edges};
   fixtures::gen::CaseOptions large_stride = rows_of({K::realistic, K::dominating_final, K::greedy_ties});
@@ -44,71 +44,69 @@ std::vector<Property> make_properties() {
        .statement = "every token is the oracle's or inside its ambiguity set",
        .law = agrees_with_oracle,
        .inputs = rows_of(in_contract),
-       .must_cover = {"multi-tile row", "vocab tail", "whole -inf tile", "exact tie at the row max",
-                      "near-tie (gap < 1e-5)", "T just above greedy_eps", "T below the 1e-5 clamp", "E = 0", "E = 2^-24",
-                      "bf16 logits", "padded logit stride", "distinct noise stride",
-                      "final-tile winner over tile 0's max"}},
+       .must_cover = {C::multi_tile_row, C::vocab_tail, C::whole_masked_tile, C::exact_tie_at_max, C::near_tie,
+                      C::t_above_greedy_eps, C::t_below_clamp, C::noise_zero, C::noise_2_pow_minus_24, C::bf16_logits,
+                      C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner}},
       {.name = "GreedyIsExact",
        .statement = "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
        .law = greedy_is_exact,
        .inputs = rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie},
                          {T::zero, T::greedy_eps, T::negative, T::zero}),
-       .must_cover = {"greedy tie within a tile", "greedy tie across a tile boundary", "T == greedy_eps",
-                      "negative T"}},
+       .must_cover = {C::greedy_tie_within_tile, C::greedy_tie_across_tiles, C::t_is_greedy_eps, C::negative_t}},
       {.name = "MaskedIdsNeverWin",
        .statement = "a -inf id never wins while any id is unmasked",
        .law = masked_ids_never_win,
        .inputs = rows_of({K::masked_tiles, K::scattered_inf, K::forced}),
-       .must_cover = {"whole -inf tile", "E = 0"}},
+       .must_cover = {C::whole_masked_tile, C::noise_zero}},
       {.name = "ForcedRowGivesForcedId",
        .statement = "a row with one unmasked id gives it, for every T",
        .law = forced_row_gives_forced_id,
        .inputs = rows_of({K::forced}),
-       .must_cover = {"forced row", "forced id in the last tile"}},
+       .must_cover = {C::forced_row, C::forced_id_in_last_tile}},
       {.name = "FullyMaskedRowIsZero",
        .statement = "an all -inf row gives id 0",
        .law = fully_masked_row_is_zero,
        .inputs = rows_of({K::fully_masked, K::masked_tiles}),
-       .must_cover = {"fully masked row"}},
+       .must_cover = {C::fully_masked_row}},
       {.name = "TokensInRange",
        .statement = "every token is in [0, V), out-of-contract rows included",
        .law = tokens_in_range,
        .inputs = any_rows(),
-       .must_cover = {"out-of-contract row", "vocab tail", "vocab 1"}},
+       .must_cover = {C::out_of_contract_row, C::vocab_tail, C::vocab_1}},
       {.name = "PartialsAreFinite",
        .statement = "stage 1 never writes a NaN key, a NaN max or an id outside its tile",
        .law = partials_are_finite,
        .inputs = rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
-       .must_cover = {"whole -inf tile", "fully masked row"},
+       .must_cover = {C::whole_masked_tile, C::fully_masked_row},
        .needs = Needs::partials},
       {.name = "FusedMatchesBaseline",
        .statement = "fused and baseline agree on the same noise, modulo explained divergence",
        .law = fused_matches_baseline,
        .inputs = rows_of(in_contract),
-       .must_cover = {"multi-tile row", "near-tie (gap < 1e-5)"},
+       .must_cover = {C::multi_tile_row, C::near_tie},
        .case_divisor = 2},
       {.name = "Deterministic",
        .statement = "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
        .law = deterministic,
        .inputs = rows_of(in_contract),
-       .must_cover = {"multi-tile row"},
+       .must_cover = {C::multi_tile_row},
        .case_divisor = 4},
       {.name = "KeyErrorWithinBound",
        .statement = "every stage-1 key lies inside its certified error interval",
        .law = key_error_within_bound,
        .inputs = rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
-       .must_cover = {"multi-tile row", "bf16 logits"},
+       .must_cover = {C::multi_tile_row, C::bf16_logits},
        .needs = Needs::partials},
       {.name = "NanIsolation",
        .statement = "a NaN logit acts as a masked id: it changes nothing else",
        .law = nan_isolation,
        .inputs = rows_of({K::nan_logits}),
-       .must_cover = {"NaN logit"}},
+       .must_cover = {C::nan_logit}},
       {.name = "SentinelEscapesVisibly",
        .statement = "stage 2 passes an escaped sentinel through (no result clamp)",
        .law = sentinel_escapes_visibly,
        .inputs = rows_of({K::realistic, K::fully_masked}),
-       .must_cover = {"multi-tile row"},
+       .must_cover = {C::multi_tile_row},
        .needs = Needs::partials},
       {.name = "LargeStrideRows",
        .statement = "rows stored more than 2^32 elements apart are read at the right offsets",
@@ -154,10 +152,10 @@ bool Property::applies_to(const fixtures::Subject& s) const {
   return false;
 }
 
-std::vector<std::string> Property::required_coverage(const fixtures::Subject& s) const {
-  std::vector<std::string> out;
-  for (const std::string& tag : must_cover)
-    if (s.kernel() || !fixtures::describes_memory_layout(tag)) out.push_back(tag);
+std::vector<fixtures::Cover> Property::required_coverage(const fixtures::Subject& s) const {
+  std::vector<fixtures::Cover> out;
+  for (const fixtures::Cover c : must_cover)
+    if (s.kernel() || !fixtures::describes_memory_layout(c)) out.push_back(c);
   return out;
 }
 
@@ -220,7 +218,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       }
     }
   }
-  std::set<std::string> covered;
+  fixtures::CoverSet covered;
   std::string last_failure, last_json, breakdown;
   const auto gen = fixtures::gen::batch(p.inputs);
   int cases = 0;
@@ -229,7 +227,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     if (!breakdown.empty()) return;  // the subject broke down: the rest is not judged (verdict error below)
     const fixtures::Batch b = fixtures::materialize(spec);
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
-    for (const std::string& tag : fixtures::coverage(b, cfg.block_v)) covered.insert(tag);
+    covered |= fixtures::coverage(b, cfg.block_v);
     ++cases;
     const std::string failure = p.law(LawContext{k, b, cfg});
     if (std::string why = k.take_breakdown(); !why.empty()) {
@@ -290,8 +288,8 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     out.verdict = PropertyResult::Verdict::error;
     out.counterexample = error.description;
   } else if (s.reproduce.empty()) {
-    for (const std::string& tag : p.required_coverage(k))
-      if (!covered.count(tag)) out.uncovered.push_back(tag);
+    for (const fixtures::Cover c : p.required_coverage(k))
+      if (!fixtures::has(covered, c)) out.uncovered.push_back(fixtures::to_string(c));
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

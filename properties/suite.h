@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/coverage.h"
 #include "fixtures/generators.h"
 #include "fixtures/subject.h"
 #include "properties/laws.h"
@@ -27,14 +28,14 @@ struct Property {
   std::string statement;
   Law law = nullptr;
   fixtures::gen::CaseOptions inputs;
-  std::vector<std::string> must_cover;
+  std::vector<fixtures::Cover> must_cover;
   Needs needs = Needs::tokens;
   int case_divisor = 1;  ///< expensive properties run cases / case_divisor
 
   bool applies_to(const fixtures::Subject& s) const;
   /// The input classes required of `s`: must_cover less the memory-layout
   /// classes when `s` is outside the process (the protocol sends rows packed).
-  std::vector<std::string> required_coverage(const fixtures::Subject& s) const;
+  std::vector<fixtures::Cover> required_coverage(const fixtures::Subject& s) const;
 };
 
 const std::vector<Property>& properties();

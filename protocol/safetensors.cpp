@@ -7,6 +7,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "race/bf16.h"
+
 namespace raceoracle::protocol {
 namespace {
 
@@ -77,7 +79,7 @@ std::vector<float> Tensor::as_f32() const {
   if (dtype == "F32") {
     std::memcpy(out.data(), p, n * 4);
   } else if (dtype == "BF16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = std::bit_cast<float>(std::uint32_t(load<std::uint16_t>(p + 2 * i)) << 16);
+    for (std::size_t i = 0; i < n; ++i) out[i] = race::widen_bf16(load<std::uint16_t>(p + 2 * i));
   } else if (dtype == "F16") {
     for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(load<std::uint16_t>(p + 2 * i));
   } else {

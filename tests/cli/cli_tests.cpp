@@ -15,8 +15,10 @@
 #include "protocol/safetensors.h"
 #include "cli/verify.h"
 #include "fixtures/batch.h"
+#include "fixtures/llm_like.h"
 #include "kernels/registry.h"
-#include "mutants/runner.h"
+#include "mutants/harness.h"
+#include "mutants/report.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -44,11 +46,7 @@ class VerifyFiles : public ::testing::Test {
   /// rows x V realistic inputs with the fused kernel's own tokens.
   Safetensors sampled(std::int64_t rows, std::int64_t V, bool shared_noise = false) {
     fixtures::Batch b = fixtures::Batch::make(rows, V, oracle::Dtype::bf16);
-    std::mt19937_64 rng(5);
-    std::normal_distribution<float> g(0, 2);
-    std::exponential_distribution<float> ex(1);
-    for (auto& x : b.logits) x = g(rng);
-    for (auto& e : b.noise) e = ex(rng);
+    fixtures::fill_llm_like(b, 5);
     if (shared_noise) {
       b.noise_stride = 0;
       b.noise.resize(std::size_t(V));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "fixtures/batch.h"
+#include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
 
 namespace raceoracle {
@@ -79,13 +80,9 @@ class KernelVsOracle : public ::testing::TestWithParam<Case> {
 const std::int64_t kVocabs[] = {1, 2, 3, 1000, 2047, 2049, 4097, 163840};
 
 TEST_P(KernelVsOracle, RealisticSamplingRows) {
-  std::mt19937_64 rng(1);
   for (std::int64_t V : kVocabs) {
     Batch b = make(4, V, V % 7);
-    std::normal_distribution<float> g(0.0f, 3.0f);
-    std::exponential_distribution<float> ex(1.0f);
-    for (auto& x : b.logits) x = g(rng);
-    for (auto& e : b.noise) e = ex(rng);
+    fixtures::fill_llm_like(b, std::uint64_t(V), {.sigma = 3.0f});
     b.temperatures = {0.7f, 1.0f, 0.1f, 2.0f};
     expect_agreement(b);
   }
@@ -192,12 +189,8 @@ TEST_P(KernelVsOracle, ProductionShape) {
   // 256 rows x 163840 ids, bf16 or fp32: the shape the kernels exist for.
   if (GetParam().dtype == oracle::Dtype::f32 || GetParam().config.block_v == 128)
     GTEST_SKIP() << "one production-shape run per kernel (bf16) keeps CI inside budget";
-  std::mt19937_64 rng(3);
   Batch b = make(256, 163840);
-  std::normal_distribution<float> g(0.0f, 2.0f);
-  std::exponential_distribution<float> ex(1.0f);
-  for (auto& x : b.logits) x = g(rng);
-  for (auto& e : b.noise) e = ex(rng);
+  fixtures::fill_llm_like(b, 3);
   for (std::int64_t r = 0; r < 256; ++r) b.temperatures[std::size_t(r)] = r % 4 == 0 ? 0.0f : 0.25f * float(r % 8);
   expect_agreement(b);
 }
@@ -229,8 +222,8 @@ kernels::HostPartials stage1_by_definition(const Batch& b, kernels::FusedConfig 
   p.tiles = kernels::tile_count(b.vocab, c);
   for (std::int64_t r = 0; r < b.rows; ++r) {
     const float T = b.temperatures[std::size_t(r)];
-    const bool greedy = T <= b.greedy_eps;
-    const float inv_t = 1.0f / std::fmax(T, 1e-5f);
+    const bool greedy = race::is_greedy(T, b.greedy_eps);
+    const float inv_t = 1.0f / race::clamp_temperature(T);
     for (std::int64_t t = 0; t < p.tiles; ++t) {
       const std::int64_t lo = t * c.block_v, hi = std::min(b.vocab, lo + c.block_v);
       float m = -kInf;
@@ -262,12 +255,8 @@ bool same(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b));
 /// temperatures where most keys underflow, greedy rows.
 Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   const std::int64_t V = 4096 * 3 + 3996;  // the last tile: some threads full, some not
-  std::mt19937 rng(7);
-  std::normal_distribution<float> gauss(0.0f, 3.0f);
-  std::exponential_distribution<float> expo(1.0f);
   Batch b = Batch::make(16, V, dtype, pad);
-  for (std::int64_t r = 0; r < b.rows; ++r)
-    for (std::int64_t i = 0; i < V; ++i) b.x(r, i) = gauss(rng), b.e(r, i) = expo(rng);
+  fixtures::fill_llm_like(b, 7, {.sigma = 3.0f, .peak_one_in = 0});
   const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f,
                          1.0f, 1.0f, 1.0f,  1.0f,  0.3f, 1.0f, 0.0f, 1e-4f};
   std::copy(std::begin(temps), std::end(temps), b.temperatures.begin());

@@ -32,7 +32,7 @@ NumericsContract glibc_contract(ScalingOrder order) {
 /// `block_v` ids, stage 2 rescale by exp((m_t - mm) * inv_t).
 std::vector<float> emulate_fused(const std::vector<float>& x, const std::vector<float>& e, float T, float eps,
                                  ScalingOrder order, int block_v, bool drop_rescale = false) {
-  const float t = std::max(T, 1e-5f);
+  const float t = race::clamp_temperature(T);
   const float inv_t = 1.0f / t;
   const std::size_t V = x.size();
   std::vector<float> key(V), tile_m((V + block_v - 1) / block_v, -kInf);

@@ -1,4 +1,4 @@
-#include "mutants/runner.h"
+#include "mutants/harness.h"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -9,15 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "fixtures/batch.h"
-#include "properties/data_dir.h"
 
 namespace raceoracle::mutants {
 namespace {
@@ -150,33 +145,6 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
   return o;
 }
 
-std::string kind_cell(Kind k) {
-  switch (k) {
-    case Kind::killed: return "KILL";
-    case Kind::survived: return ".";
-    case Kind::crashed: return "crash";
-    case Kind::timed_out: return "timeout";
-    case Kind::not_applicable: return "n/a";
-  }
-  return "?";
-}
-
-/// Where the defect is switched on in the kernel source, for the report.
-struct Location {
-  std::string file;
-  int line = 1;
-};
-Location locate(kernels::Defect d) {
-  const std::string needle = std::string("Defect::") + kernels::to_string(d);
-  for (const char* f : {"kernels/race.h", "kernels/fused.hip", "kernels/baseline.hip"}) {
-    std::ifstream in(properties::data_dir() + "/" + f);
-    std::string line;
-    for (int n = 1; std::getline(in, line); ++n)
-      if (line.find(needle) != std::string::npos) return {f, n};
-  }
-  return {"kernels/defect.h", 1};
-}
-
 }  // namespace
 
 const char* to_string(Kind k) {
@@ -258,70 +226,6 @@ int pair_child_main(int argc, char** argv) {
   s.reproduce = argv[7];
   write_outcome(std::stoi(argv[8]), run_pair(*p, fixtures::subject_of(*m), s));
   return 0;
-}
-
-double mutation_score(const std::vector<MutantReport>& r) {
-  if (r.empty()) return 0;
-  std::size_t killed = 0;
-  for (const auto& m : r) killed += m.killed();
-  return 100.0 * double(killed) / double(r.size());
-}
-
-std::string table(const std::vector<MutantReport>& r) {
-  std::string s = fmt::format("{:<30} {:<13} {:>7}  {}\n", "mutant", "status", "time", "killed by");
-  for (const auto& m : r) {
-    std::string extra;
-    for (const auto& p : m.pairs)
-      if (p.kind == Kind::crashed || p.kind == Kind::timed_out)
-        extra += fmt::format(" [{} {}: {}]", p.property, to_string(p.kind), p.detail);
-    s += fmt::format("{:<30} {:<13} {:>6.1f}s  {}{}\n", m.mutant->name(), m.status(), m.seconds,
-                     fmt::join(m.killers(), ", "), extra);
-  }
-  std::size_t killed = 0;
-  for (const auto& m : r) killed += m.killed();
-  s += fmt::format("mutation score: {:.1f}% ({} of {} mutants killed)\n", mutation_score(r), killed, r.size());
-  return s;
-}
-
-std::string kill_matrix_markdown(const std::vector<MutantReport>& r) {
-  if (r.empty()) return "";
-  std::string s = "| mutant |";
-  for (const auto& p : r.front().pairs) s += " " + p.property + " |";
-  s += "\n|---|";
-  for (std::size_t i = 0; i < r.front().pairs.size(); ++i) s += "---|";
-  s += "\n";
-  for (const auto& m : r) {
-    s += "| `" + m.mutant->name() + "` |";
-    for (const auto& p : m.pairs) s += " " + kind_cell(p.kind) + " |";
-    s += "\n";
-  }
-  return s;
-}
-
-std::string mutation_report_json(const std::vector<MutantReport>& r) {
-  nlohmann::json files = nlohmann::json::object();
-  int id = 0;
-  for (const auto& m : r) {
-    const Location loc = m.mutant->kernel() ? locate(m.mutant->kernel()->defect) : Location{"external sampler", 1};
-    if (!files.contains(loc.file)) {
-      std::ifstream in(properties::data_dir() + "/" + loc.file);
-      std::stringstream text;
-      text << in.rdbuf();
-      files[loc.file] = {{"language", "cpp"}, {"source", text.str()}, {"mutants", nlohmann::json::array()}};
-    }
-    const PairOutcome* kill = m.first_kill();
-    const std::string reason = kill ? kill->counterexample : "";
-    nlohmann::json j{{"id", std::to_string(++id)},
-                     {"mutatorName", m.mutant->kernel() ? kernels::to_string(m.mutant->kernel()->defect) : "sampler"},
-                     {"description", m.mutant->name()},
-                     {"location", {{"start", {{"line", loc.line}, {"column", 1}}}, {"end", {{"line", loc.line}, {"column", 2}}}}},
-                     {"status", m.status()},
-                     {"killedBy", m.killers()},
-                     {"statusReason", reason}};
-    files[loc.file]["mutants"].push_back(j);
-  }
-  nlohmann::json report{{"schemaVersion", "1"}, {"thresholds", {{"high", 100}, {"low", 100}}}, {"files", files}};
-  return report.dump(2);
 }
 
 }  // namespace raceoracle::mutants

@@ -57,12 +57,4 @@ int pair_child_main(int argc, char** argv);
 MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
                         const std::function<void(const PairOutcome&)>& progress = {});
 
-/// The readable table: one line per mutant (status, killers, time).
-std::string table(const std::vector<MutantReport>& r);
-/// The kill matrix (mutant x property) as Markdown.
-std::string kill_matrix_markdown(const std::vector<MutantReport>& r);
-/// The mutation-testing report JSON (the schema Stryker and Mull emit).
-std::string mutation_report_json(const std::vector<MutantReport>& r);
-double mutation_score(const std::vector<MutantReport>& r);  ///< killed / all, in percent
-
 }  // namespace raceoracle::mutants

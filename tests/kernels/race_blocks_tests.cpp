@@ -1,0 +1,154 @@
+// The race kernels' building blocks on their own (kernels/race.h), as CUB
+// tests its block primitives: the order-preserving key map, the fold a thread
+// runs over its items, and the block reductions at thread counts that are not
+// multiples of the warp, under both warp sizes. cpu backend: the blocks are
+// device functions, launched here through the HIP-on-CPU layer.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/race.h"
+
+namespace raceoracle::kernels {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+struct ScheduleGuard {  // restores the process-wide CPU device settings
+  hipcpu::Config saved = hipcpu::config();
+  ~ScheduleGuard() { hipcpu::config() = saved; }
+};
+
+/// Floats across every binade and sign, with the values the race meets at its
+/// edges: infinities, zeros of both signs, subnormals, the largest finite.
+std::vector<float> edge_floats() {
+  std::vector<float> v{-kInf, -std::numeric_limits<float>::max(), -1.0f, -std::numeric_limits<float>::min(),
+                       -std::numeric_limits<float>::denorm_min(), -0.0f, 0.0f, std::numeric_limits<float>::denorm_min(),
+                       std::numeric_limits<float>::min(), 1.0f, std::numeric_limits<float>::max(), kInf};
+  std::mt19937 rng(1);
+  for (int i = 0; i < 20000; ++i) {
+    const float f = std::bit_cast<float>(std::uint32_t(rng()));
+    if (!std::isnan(f)) v.push_back(f);
+  }
+  return v;
+}
+
+TEST(OrderedKey, IsIncreasingAndTiesTheTwoZeros) {
+  const std::vector<float> v = edge_floats();
+  std::mt19937 rng(2);
+  for (int k = 0; k < 200000; ++k) {
+    const float a = v[rng() % v.size()], b = v[rng() % v.size()];
+    ASSERT_EQ(a < b, ordered(a, 0u) < ordered(b, 0u)) << a << " vs " << b;
+    ASSERT_EQ(a == b, ordered(a, 0u) == ordered(b, 0u)) << a << " vs " << b;  // -0 == +0 included
+  }
+  EXPECT_EQ(ordered(-0.0f, 0u), ordered(0.0f, 0u));
+}
+
+TEST(OrderedKey, PlacesNanWhereAsked) {
+  EXPECT_EQ(ordered(kNaN, 0u), 0u);
+  EXPECT_EQ(ordered(kNaN, ~0u), ~0u);
+  for (float f : edge_floats()) {
+    ASSERT_GT(ordered(f, 0u), 0u) << f;   // every number above a NaN at 0
+    ASSERT_LT(ordered(f, 0u), ~0u) << f;  // and below a NaN at ~0u
+  }
+}
+
+TEST(OrderedKey, RoundTrips) {
+  for (float f : edge_floats()) {
+    const float back = from_ordered(ordered(f, 0u));
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(back), std::bit_cast<std::uint32_t>(f == 0.0f ? 0.0f : f)) << f;
+  }
+  EXPECT_TRUE(std::isnan(from_ordered(0u)));
+  EXPECT_TRUE(std::isnan(from_ordered(~0u)));
+}
+
+/// Keys that stress the comparisons: many exact ties, NaNs, infinities.
+std::vector<float> tricky_keys(std::mt19937& rng, int n) {
+  const float pool[] = {kNaN, -kInf, 0.0f, -0.0f, 1.0f, 1.0f, 2.5f, kInf, 1e-30f, 3.0f};
+  std::vector<float> k(static_cast<std::size_t>(n));
+  for (float& x : k) x = rng() % 3 ? pool[rng() % std::size(pool)] : float(rng() % 5);
+  return k;
+}
+
+template <Defect D>
+void expect_fold_matches_better_of() {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const std::vector<float> k = tricky_keys(rng, 1 + int(rng() % 12));
+    // Both start from the first item (fold_next's incumbent must be real).
+    Best folded{k[0], 0}, reduced{k[0], 0};
+    for (int i = 1; i < int(k.size()); ++i) {
+      fold_next<D>(folded, k[std::size_t(i)], i);
+      reduced = BetterOf<D>{}(reduced, Best{k[std::size_t(i)], i});
+    }
+    ASSERT_EQ(folded.idx, reduced.idx) << "trial " << trial;
+  }
+}
+
+TEST(FoldNext, EqualsTheDefinitionsBetterOfInIdOrder) { expect_fold_matches_better_of<Defect::none>(); }
+TEST(FoldNext, EqualsBetterOfUnderTheHighIdTieMutantToo) { expect_fold_matches_better_of<Defect::high_id_tie>(); }
+
+TEST(BetterOf, LowestIdOnTiesNumbersOverNanSentinelLast) {
+  const BetterOf<Defect::none> better;
+  EXPECT_EQ(better(Best{1.0f, 5}, Best{1.0f, 3}).idx, 3);
+  EXPECT_EQ(better(Best{kNaN, 0}, Best{-kInf, 9}).idx, 9);  // a number beats a NaN whatever the ids
+  EXPECT_EQ(better(no_candidate(), Best{kNaN, 7}).idx, 7);  // a real NaN beats the sentinel on the id
+  EXPECT_EQ(better(Best{0.0f, 4}, Best{-0.0f, 2}).idx, 2);  // -0 and +0 tie
+}
+
+__global__ void block_kernel(const float* keys, const int* ids, Best* best_out, float* max_out) {
+  __shared__ unsigned smem_max[32];
+  __shared__ OrderedBest smem_best[32];
+  const int t = int(threadIdx.x);
+  const Best b = ids[t] < 0 ? no_candidate() : Best{keys[t], ids[t]};
+  const Best best = block_best<Defect::none>(b, smem_best);
+  const float m = block_max<Defect::none>(keys[t], smem_max);
+  best_out[t] = best;
+  max_out[t] = m;
+}
+
+/// Every block size a multiple of kBlockMultiple: odd numbers of warps, one
+/// warp, and the most warps the shared slots hold (32).
+TEST(BlockReduce, BestAndMaxAtOddWarpCountsUnderBothWarpSizes) {
+  ScheduleGuard g;
+  std::mt19937 rng(4);
+  for (int ws : {32, 64})
+    for (int threads : {64, 192, 320, 448, 960, 1024}) {
+      static_assert(64 % kBlockMultiple == 0);
+      hipcpu::config().warp_size = ws;
+      hipcpu::config().schedule_seed = std::uint64_t(threads * 131 + ws);
+      for (int trial = 0; trial < 4; ++trial) {
+        std::vector<float> keys = tricky_keys(rng, threads);
+        const auto n = static_cast<std::size_t>(threads);
+        std::vector<int> ids(n);
+        for (int t = 0; t < threads; ++t) ids[std::size_t(t)] = rng() % 8 == 0 ? -1 : int(rng() % 100000);  // -1: no id
+        std::vector<Best> best(n);
+        std::vector<float> mx(n);
+        hipLaunchKernelGGL(block_kernel, dim3(1), dim3(threads), 0, nullptr, keys.data(), ids.data(), best.data(),
+                           mx.data());
+        ASSERT_EQ(hipGetLastError(), hipSuccess);
+        Best want = no_candidate();
+        float want_max = kNaN;
+        for (int t = 0; t < threads; ++t) {
+          if (ids[std::size_t(t)] >= 0) want = BetterOf<Defect::none>{}(want, Best{keys[std::size_t(t)], ids[std::size_t(t)]});
+          want_max = std::fmax(want_max, keys[std::size_t(t)]);
+        }
+        for (int t = 0; t < threads; ++t) {
+          const std::string at = "warp " + std::to_string(ws) + ", " + std::to_string(threads) + " threads, thread " +
+                                 std::to_string(t);
+          ASSERT_EQ(best[std::size_t(t)].idx, want.idx) << at;
+          ASSERT_TRUE(best[std::size_t(t)].key == want.key || (std::isnan(best[std::size_t(t)].key) && std::isnan(want.key)))
+              << at;
+          ASSERT_TRUE(mx[std::size_t(t)] == want_max || (std::isnan(mx[std::size_t(t)]) && std::isnan(want_max))) << at;
+        }
+      }
+    }
+}
+
+}  // namespace
+}  // namespace raceoracle::kernels
