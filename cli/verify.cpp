@@ -17,7 +17,15 @@ using protocol::SafetensorsError;
 using protocol::Tensor;
 
 VerifyReport verify_file(const std::string& path, int max_failures) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);
+  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
+  try {
+    return verify_document(s, max_failures);
+  } catch (const SafetensorsError& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+}
+
+VerifyReport verify_document(const protocol::Safetensors& s, int max_failures) {
   const Tensor& xl = s.require("logits");
   const Tensor& nz = s.require("noise");
   const Tensor& tt = s.require("temperatures");
@@ -45,7 +53,7 @@ VerifyReport verify_file(const std::string& path, int max_failures) {
     r.constants = protocol::parse_race_constants(s.metadata);
     r.contract = protocol::parse_contract(s.metadata);
   } catch (const std::invalid_argument& e) {
-    throw SafetensorsError(path + ": metadata " + e.what());
+    throw SafetensorsError(std::string("metadata ") + e.what());
   }
 
   const std::vector<float> logits = xl.as_f32(), noise = nz.as_f32(), temps = tt.as_f32();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
+#include "protocol/safetensors.h"
 
 namespace raceoracle::cli {
 
@@ -29,6 +30,8 @@ struct VerifyReport {
 
 /// Throws SafetensorsError / std::invalid_argument with a clear message on a bad file.
 VerifyReport verify_file(const std::string& path, int max_failures = 10);
+/// The same for a document already read.
+VerifyReport verify_document(const protocol::Safetensors& s, int max_failures = 10);
 
 struct VerifyOptions {
   std::string file, json;

@@ -87,6 +87,10 @@ void decide_sampling(const RowView& row, const Eigen::ArrayXd& x, const RowScale
   const Eigen::Map<const Eigen::ArrayXf> e(row.noise, row.vocab);
   const Eigen::ArrayXd den = e.cast<double>() + double(s.eps);
   Eigen::ArrayXd key = (x == -kInf).select(0.0, ((x - s.row_max) / s.t).exp() / den);
+  // 0 / 0 (eps = 0, a zero draw, a numerator that underflows) has no value:
+  // it ranks below every number, as a NaN key does in the kernels' order
+  // (kernels/race.h, beats). Keys are >= 0, so -1 is below all of them.
+  key = key.isNaN().select(-1.0, key);
 
   v.row_class = RowClass::sampling;
   v.token = argmax_lowest(key);

@@ -51,45 +51,65 @@ std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vect
 
 ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
   if (!(spec_.timeout_s > 0)) throw std::invalid_argument("--sampler-timeout must be > 0 seconds");
-  const Hello h = start();
+  const SamplerHello h = start();
   name_ = h.name;
   contract_ = h.contract;
 }
 
 ExternalSampler::~ExternalSampler() = default;
 
-ExternalSampler::Hello ExternalSampler::start() const {
+SamplerHello read_hello(const Safetensors& reply, const Fields& overrides) {
+  const std::string type = field(reply, "type"), version = field(reply, "protocol");
+  if (type != "hello")
+    throw Breakdown(Breakdown::Kind::protocol,
+                    "the sampler answered the handshake with a message of type '" + type + "', not 'hello'");
+  if (version != kProtocolVersion)
+    throw Breakdown(Breakdown::Kind::protocol, fmt::format("the sampler speaks protocol version '{}'; this raceoracle "
+                                                           "speaks version {}",
+                                                           version, kProtocolVersion));
+  const std::string name = field(reply, "name");
+  if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
+    throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
+  Fields fields = reply.metadata;
+  for (const auto& [k, v] : overrides) fields[k] = v;
+  try {
+    return {name, parse_contract(fields)};
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
+  }
+}
+
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows) {
+  const std::string type = field(reply, "type"), got_id = field(reply, "id");
+  auto violation = [](std::string what) { return Reply{Reply::Kind::violation, {}, std::move(what)}; };
+  if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
+  if (type == "error") return Reply{Reply::Kind::error, {}, field(reply, "message")};
+  if (type != "tokens") return violation("reply type '" + type + "', expected 'tokens' or 'error'");
+  auto it = reply.tensors.find("tokens");
+  if (it == reply.tensors.end()) return violation("the reply has no 'tokens' tensor");
+  const Tensor& t = it->second;
+  if (t.dtype != "I32" && t.dtype != "I64") return violation("tokens dtype " + t.dtype + ", expected I32 or I64");
+  if (t.shape != std::vector<std::int64_t>{rows})
+    return violation(fmt::format("tokens shape {}, expected [{}]", shape_string(t.shape), rows));
+  Reply out{Reply::Kind::tokens, {}, {}};
+  const std::vector<std::int64_t> tokens = t.as_i64();
+  out.tokens.reserve(tokens.size());
+  for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
+    out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+  return out;
+}
+
+SamplerHello ExternalSampler::start() const {
   ++starts_;
   channel_ = spec_.read_fd >= 0 ? Channel::attach(spec_.read_fd, spec_.write_fd) : Channel::spawn(spec_.command);
   const std::string hello = encode_header({}, {{"type", "hello"}, {"protocol", kProtocolVersion}});
   const Safetensors reply = channel_->exchange(hello, {}, spec_.timeout_s);
-  const std::string type = field(reply, "type"), version = field(reply, "protocol");
-  if (type != "hello") {
-    channel_.reset();
-    throw Breakdown(Breakdown::Kind::protocol,
-                    "the sampler answered the handshake with a message of type '" + type + "', not 'hello'");
-  }
-  if (version != kProtocolVersion) {
-    channel_.reset();
-    throw Breakdown(Breakdown::Kind::protocol, fmt::format("the sampler speaks protocol version '{}'; this raceoracle "
-                                                           "speaks version {}",
-                                                           version, kProtocolVersion));
-  }
-  const std::string name = field(reply, "name");
-  if (name.empty()) {  // also what a sampler that echoes its input (`cat`) sends back
-    channel_.reset();
-    throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
-  }
-  Fields fields = reply.metadata;
-  for (const auto& [k, v] : spec_.overrides) fields[k] = v;
-  oracle::NumericsContract c;
   try {
-    c = parse_contract(fields);
-  } catch (const std::invalid_argument& e) {
+    return read_hello(reply, spec_.overrides);
+  } catch (...) {
     channel_.reset();
-    throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
+    throw;
   }
-  return {name, c};
 }
 
 std::string ExternalSampler::take_breakdown() const {
@@ -127,31 +147,20 @@ fixtures::KernelRun ExternalSampler::run(const fixtures::Batch& b, const kernels
     std::vector<std::vector<unsigned char>> scratch;
     const std::string header = encode_request(b, id, data, scratch);
     const Safetensors reply = channel_->exchange(header, data, spec_.timeout_s);
-    const std::string type = field(reply, "type"), got_id = field(reply, "id");
-    auto violation = [&](const std::string& what) {
-      std::string why = fmt::format("the sampler broke the protocol: {} (request id {})", what, id);
+    const Reply r = read_reply(reply, id, b.rows);
+    if (r.kind == Reply::Kind::violation) {
+      std::string why = fmt::format("the sampler broke the protocol: {} (request id {})", r.message, id);
       if (const std::string tail = channel_->stderr_tail(); !tail.empty())
         why += "\n  the sampler's last stderr lines:\n" + tail;
       channel_.reset();  // a sampler out of step cannot be trusted with the next request
       return broke(why);
-    };
-    if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
-    if (type == "error") {
+    }
+    if (r.kind == Reply::Kind::error) {
       // The sampler raised on these inputs: an answer about them, judged like a wrong token.
-      out.status = kernels::Status::error("the sampler reported an error: " + field(reply, "message"));
+      out.status = kernels::Status::error("the sampler reported an error: " + r.message);
       return out;
     }
-    if (type != "tokens") return violation("reply type '" + type + "', expected 'tokens' or 'error'");
-    auto it = reply.tensors.find("tokens");
-    if (it == reply.tensors.end()) return violation("the reply has no 'tokens' tensor");
-    const Tensor& t = it->second;
-    if (t.dtype != "I32" && t.dtype != "I64") return violation("tokens dtype " + t.dtype + ", expected I32 or I64");
-    if (t.shape != std::vector<std::int64_t>{b.rows})
-      return violation(fmt::format("tokens shape {}, expected [{}]", shape_string(t.shape), b.rows));
-    const std::vector<std::int64_t> tokens = t.as_i64();
-    out.tokens.reserve(tokens.size());
-    for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
-      out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+    out.tokens = r.tokens;
   } catch (const Breakdown& e) {
     channel_.reset();
     return broke(fmt::format("the sampler {}: {}", to_string(e.kind), e.what()));

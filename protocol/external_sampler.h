@@ -16,6 +16,27 @@ namespace raceoracle::protocol {
 
 inline constexpr const char* kProtocolVersion = "1";
 
+/// A hello reply, read: the sampler's name and its contract.
+struct SamplerHello {
+  std::string name;
+  oracle::NumericsContract contract;
+};
+/// Reads the handshake's reply, `overrides` applied to the contract. Throws
+/// Breakdown (kind protocol) for a reply that is no hello of this protocol
+/// version or names no sampler; std::invalid_argument for a malformed contract.
+SamplerHello read_hello(const Safetensors& reply, const Fields& overrides);
+
+/// A reply to request `id` on `rows` rows, read: tokens (an id past int32 is
+/// kept visible as INT32_MIN / INT32_MAX), an error the sampler raised (an
+/// answer: judged like a wrong token), or a violation of the protocol (the
+/// sampler is out of step and must be restarted).
+struct Reply {
+  enum class Kind { tokens, error, violation } kind = Kind::violation;
+  std::vector<std::int32_t> tokens;
+  std::string message;  ///< error: the sampler's message; violation: what is wrong
+};
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows);
+
 struct SamplerSpec {
   std::string command;              ///< run through /bin/sh -c
   int read_fd = -1, write_fd = -1;  ///< or a sampler already serving on these descriptors
@@ -41,11 +62,7 @@ class ExternalSampler final : public fixtures::Subject {
   int starts() const { return starts_; }  ///< 1 + restarts after breakdowns
 
  private:
-  struct Hello {
-    std::string name;
-    oracle::NumericsContract contract;
-  };
-  Hello start() const;  ///< (re)starts the process and shakes hands
+  SamplerHello start() const;  ///< (re)starts the process and shakes hands
   SamplerSpec spec_;
   std::string name_;
   oracle::NumericsContract contract_;

@@ -191,33 +191,31 @@ std::string encode_header(const std::vector<TensorRef>& tensors, const std::map<
   return out + header;
 }
 
+Safetensors parse_safetensors(const unsigned char* bytes, std::size_t size) {
+  if (size < 8) throw SafetensorsError(std::to_string(size) + " bytes, too short for a safetensors header");
+  const std::uint64_t header_len = load<std::uint64_t>(bytes);
+  if (header_len > size - 8)
+    throw SafetensorsError("header length " + std::to_string(header_len) + " is larger than the file (" +
+                           std::to_string(size) + " bytes)");
+  const std::uint64_t data_start = 8 + header_len;
+  Header h = parse_header(std::string(reinterpret_cast<const char*>(bytes) + 8, header_len), size - data_start);
+  return assemble(std::move(h), bytes + data_start);
+}
+
 Safetensors read_safetensors(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw SafetensorsError("cannot open " + path);
   f.seekg(0, std::ios::end);
   const std::uint64_t size = std::uint64_t(f.tellg());
   f.seekg(0);
-  if (size < 8) throw SafetensorsError(path + ": " + std::to_string(size) + " bytes, too short for a safetensors header");
-  unsigned char len_bytes[8];
-  f.read(reinterpret_cast<char*>(len_bytes), 8);
-  const std::uint64_t header_len = load<std::uint64_t>(len_bytes);
-  if (header_len > size - 8)
-    throw SafetensorsError(path + ": header length " + std::to_string(header_len) + " is larger than the file (" +
-                           std::to_string(size) + " bytes)");
-  std::string header(header_len, '\0');
-  f.read(header.data(), std::streamsize(header_len));
-  const std::uint64_t data_start = 8 + header_len;
-  Header h;
+  std::vector<unsigned char> bytes(size);
+  f.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(size));
+  if (!f) throw SafetensorsError(path + ": read failed");
   try {
-    h = parse_header(header, size - data_start);
+    return parse_safetensors(bytes.data(), bytes.size());
   } catch (const SafetensorsError& e) {
     throw SafetensorsError(path + ": " + e.what());
   }
-  std::vector<unsigned char> data(h.data_bytes);
-  f.seekg(std::streamoff(data_start));
-  f.read(reinterpret_cast<char*>(data.data()), std::streamsize(data.size()));
-  if (!f) throw SafetensorsError(path + ": read failed");
-  return assemble(std::move(h), data.data());
 }
 
 void write_safetensors(const std::string& path, const Safetensors& s) {

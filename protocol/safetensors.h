@@ -66,6 +66,8 @@ struct TensorRef {
 };
 std::string encode_header(const std::vector<TensorRef>& tensors, const std::map<std::string, std::string>& metadata);
 
+/// A whole document in memory, every claim checked (throws SafetensorsError).
+Safetensors parse_safetensors(const unsigned char* bytes, std::size_t size);
 Safetensors read_safetensors(const std::string& path);
 void write_safetensors(const std::string& path, const Safetensors& s);
 

@@ -17,6 +17,7 @@
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/registry.h"
+#include "cli/command_line.h"
 #include "mutants/harness.h"
 #include "mutants/report.h"
 
@@ -229,6 +230,42 @@ TEST(Divergence, SmallRunStaysInsideItsBound) {
   // argument (x - M) / t is exactly 0 but pre-scale's x/t - M/t carries
   // ~2u |M| / t: at T = 0.05 pre-scale's winner bound is far wider.
   EXPECT_GT(rows[1].median_full_bound, 10 * rows[0].median_full_bound);
+}
+
+/// Every number a flag takes is checked before anything runs; the message
+/// names the flag, the value and what is allowed (exit code 2: Cli.BadFlagExitsTwo).
+TEST(CommandLine, BadNumbersAreRefusedNamingFlagValueAndRange) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"check", "--cases", "0"}, "--cases: Value 0 not in range 1 to 1000000"},
+      {{"check", "--seed", "-1"}, "--seed: '-1' is not a seed: decimal digits, 0 to 18446744073709551615"},
+      {{"check", "--seed", "18446744073709551616"}, "is not a seed"},
+      {{"mutants", "--seed", "1e3"}, "is not a seed"},
+      {{"divergence", "--temperatures", "0.5", "nan"}, "--temperatures: 'nan' is not a finite number > 0"},
+      {{"divergence", "--temperatures", "inf"}, "'inf' is not a finite number > 0"},
+      {{"divergence", "--temperatures", "-1"}, "'-1' is not a finite number > 0"},
+      {{"check", "--sampler-timeout", "nan"}, "--sampler-timeout: 'nan' is not a finite number >= 0.001 and <= 86400"},
+      {{"check", "--exp-ulp", "nan"}, "--exp-ulp: 'nan' is not a finite number >= 0 and <= 1048576"},
+      {{"check", "--div-ulp", "1e30"}, "--div-ulp: '1e30' is not a finite number >= 0 and <= 1048576"},
+      {{"mutants", "--timeout", "nan"}, "--timeout: 'nan' is not a finite number > 0"},
+      {{"check", "--mutant-timeout", "inf"}, "--mutant-timeout: 'inf' is not a finite number > 0"},
+      {{"check", "--rows", "70000"}, "--rows: Value 70000 not in range 1 to 65535"},
+      {{"divergence", "--vocab", "2147483648"}, "--vocab: Value 2147483648 not in range 1 to 1073741824"},
+      {{"check", "--stages", "3"}, "--stages: 3 not in {1,2}"},
+      {{"bench", "--block-v", "128"}, "--block-v: 128 not in {1024,2048,4096}"},
+      {{"divergence", "--rows", "65535", "--vocab", "1073741824"}, "--rows 65535 x --vocab 1073741824 needs"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::vector<const char*> argv{"raceoracle"};
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    CommandLine command_line;
+    try {
+      command_line.parse(int(argv.size()), argv.data());
+      ADD_FAILURE() << "accepted: " << ::testing::PrintToString(args);
+    } catch (const CLI::ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+          << ::testing::PrintToString(args) << " gave: " << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -81,6 +81,29 @@ TEST(Sampling, ZeroNoiseWinsThroughEps) {
   EXPECT_NEAR(v.key / (std::exp(-1.0) / double(1e-10f)), 1.0, 1e-12);
 }
 
+TEST(Sampling, ZeroOverZeroRanksBelowEveryNumberWhateverTheIdOrder) {
+  // eps = 0 and E = 0 everywhere, T clamped to 1e-5: id "top" (x = 2) has key
+  // 1 / 0 = inf; every other id's numerator exp(-2e5) underflows, so its key
+  // is 0 / 0. Found by fuzz/oracle_decide: the argmax started on a NaN key
+  // and never left it when such an id came first.
+  for (int top : {0, 1, 5}) {
+    std::vector<float> x(6, 0.0f), e(6, 0.0f);
+    x[std::size_t(top)] = 2.0f;
+    RowView r{x.data(), Dtype::f32, e.data(), 6, 1e-20f};  // greedy_eps 0: sampling, t = 1e-5
+    const Verdict v = decide(r, post(), RaceConstants{0.0f, 0.0f});
+    EXPECT_EQ(v.token, top);
+    EXPECT_EQ(v.key, INFINITY);
+    EXPECT_EQ(v.ambiguous, std::vector<std::int64_t>{top});
+  }
+  // A 0 / 0 key also ranks below a key that is 0: id 1 (0 / 1) is the
+  // runner-up, not id 0 (0 / 0).
+  std::vector<float> x{0.0f, 0.0f, 2.0f}, e{0.0f, 1.0f, 0.0f};
+  RowView r{x.data(), Dtype::f32, e.data(), 3, 1e-20f};
+  const Verdict v = decide(r, post(), RaceConstants{0.0f, 0.0f});
+  EXPECT_EQ(v.token, 2);
+  EXPECT_EQ(v.runner_up, 1);
+}
+
 TEST(Sampling, SmallestNoiseStep) {
   // E1 = 2^-24: key1 = e^-10 * 2^24 = 762 > key0 = 1.
   EXPECT_EQ(run({0, -10}, {1.0f, 0x1p-24f}, 1.0f).token, 1);

@@ -1,0 +1,220 @@
+#include "cli/command_line.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "cli/bench.h"
+#include "cli/commands.h"
+#include "cli/divergence.h"
+#include "cli/verify.h"
+#include "kernels/device_memory.h"
+#include "kernels/sampler.h"
+
+namespace raceoracle::cli {
+
+struct CommandLine::Options {
+  CheckOptions check;
+  MutantsOptions mut;
+  ReplayOptions rep;
+  DivergenceOptions div;
+  VerifyOptions ver;
+  BenchOptions bo;
+  std::string backend, dtype = "bf16", div_dtype = "bf16";
+  CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr;
+};
+
+namespace {
+
+/// A finite number in [lo, hi]. CLI::Range and CLI::PositiveNumber let NaN
+/// through (every comparison with it is false) and print 300-digit bounds.
+CLI::Validator finite_in(double lo, double hi, bool open_low = false) {
+  const std::string allowed = fmt::format("a finite number {} {}{}", open_low ? ">" : ">=", lo,
+                                          std::isinf(hi) ? std::string() : fmt::format(" and <= {}", hi));
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        double v = 0;
+        std::size_t used = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        const bool ok = used == text.size() && std::isfinite(v) && (open_low ? v > lo : v >= lo) && v <= hi;
+        return ok ? std::string() : fmt::format("'{}' is not {}", text, allowed);
+      },
+      allowed);
+}
+const CLI::Validator kPositive = finite_in(0.0, INFINITY, true);
+
+/// A seed: decimal digits, below 2^64 (CLI11 would wrap -1 to 2^64 - 1 and
+/// clamp larger values silently).
+const CLI::Validator kSeed(
+    [](std::string& text) -> std::string {
+      const bool digits = !text.empty() && text.size() <= 20 &&
+                          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (digits && (text.size() < 20 || text <= "18446744073709551615")) return {};
+      return fmt::format("'{}' is not a seed: decimal digits, 0 to 18446744073709551615", text);
+    },
+    "an integer in [0, 2^64)");
+
+/// A batch the host holds whole (fp32 logits and noise): refused up front,
+/// naming the flags, when it cannot fit in this machine's memory.
+void require_fits(const std::string& command, std::int64_t rows, std::int64_t vocab) {
+  const double bytes = double(rows) * double(vocab) * 8.0;
+  const double ram = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (bytes > ram)
+    throw CLI::ValidationError(command, fmt::format("--rows {} x --vocab {} needs {:.1f} GB for logits and noise; this "
+                                                    "machine has {:.1f} GB",
+                                                    rows, vocab, bytes / 1e9, ram / 1e9));
+}
+
+/// --sampler and the flags that go with it, on every command that takes one.
+void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
+  auto* s = app->add_option("--sampler", o.command, what);
+  app->add_option("--sampler-fds", o.fds, "IN,OUT: a sampler already serving on these inherited descriptors "
+                                          "(how the Python package's check() runs)")
+      ->excludes(s);
+  app->add_option("--sampler-timeout", o.timeout_s, "seconds the sampler may take per request (default 60)")
+      ->check(finite_in(0.001, 86400.0));
+  app->add_option_function<std::string>(
+         "--scaling-order", [&o](const std::string& v) { o.overrides["scaling_order"] = v; },
+         "override the sampler's declared scaling order")
+      ->check(CLI::IsMember({"post", "pre"}));
+  app->add_option_function<double>(
+         "--exp-ulp", [&o](double v) { o.overrides["exp_ulp"] = fmt::format("{}", v); },
+         "override the sampler's declared exp error (ulps)")
+      ->check(finite_in(0.0, 1048576.0));
+  app->add_option_function<double>(
+         "--div-ulp", [&o](double v) { o.overrides["div_ulp"] = fmt::format("{}", v); },
+         "override the sampler's declared division error (ulps)")
+      ->check(finite_in(0.0, 1048576.0));
+  app->add_option_function<int>(
+         "--stages", [&o](int v) { o.overrides["stages"] = std::to_string(v); },
+         "override the sampler's rounding stages (1 unfused, 2 fused)")
+      ->check(CLI::IsMember({1, 2}));
+}
+
+}  // namespace
+
+CommandLine::CommandLine()
+    : o_(std::make_unique<Options>()),
+      app_("raceoracle: correctness oracle and property suite for exponential-race sampling kernels") {
+  Options& o = *o_;
+  app_.require_subcommand(1);
+  app_.set_version_flag("--version", "raceoracle 0.1.0");
+
+  o.c = app_.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
+  o.c->add_option("--kernels", o.check.kernels, "kernels to check (default: every real kernel)");
+  add_sampler_options(o.c, o.check.sampler, "check this sampler (a command speaking docs/SAMPLER_PROTOCOL.md) instead of kernels");
+  o.c->add_option("--backend", o.backend, "cpu, nvidia or amd: must be the backend this binary was built for "
+                                      "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
+      ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
+  o.c->add_option("--seed", o.check.seed, "RapidCheck seed (default: the fixed CI seed)")->check(kSeed);
+  o.c->add_option("--cases", o.check.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  o.c->add_option("--properties", o.check.properties, "properties to run (default: every one that applies)");
+  o.c->add_flag("!--no-mutants", o.check.mutants, "skip the mutant gate");
+  o.c->add_flag("!--no-agreement", o.check.run_agreement, "skip the production-shape agreement run");
+  o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, property)")->check(kPositive);
+  o.c->add_option("--rows", o.check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
+  o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
+  o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
+  o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
+  o.c->add_option("--json", o.check.json, "write the machine-readable report to this file");
+  o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
+
+  o.m = app_.add_subcommand("mutants", "run every property against every mutant; report kills");
+  o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all)");
+  add_sampler_options(o.m, o.mut.sampler, "gate this deliberately broken sampler (docs/SAMPLER_PROTOCOL.md) instead");
+  o.m->add_option("--seed", o.mut.seed, "RapidCheck seed")->check(kSeed);
+  o.m->add_option("--cases", o.mut.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, property)")->check(kPositive);
+  o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "properties that must be among the killers");
+  o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
+  o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)");
+  o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
+  o.m->add_flag("!--no-corpus", o.mut.corpus, "skip the regression corpus: random search alone must kill");
+
+  o.r = app_.add_subcommand("replay", "replay a property failure from its reproduce string");
+  o.r->add_option("--property", o.rep.property, "property name")->required();
+  o.r->add_option("--kernel", o.rep.kernel, "kernel or mutant name");
+  add_sampler_options(o.r, o.rep.sampler, "the sampler the failure was found on");
+  o.r->add_option("--reproduce", o.rep.reproduce, "the reproduce string a failure printed");
+  o.r->add_option("--case", o.rep.case_json, "a saved case: JSON text or a corpus file");
+  o.r->add_option("--seed", o.rep.seed, "seed of the failing run")->check(kSeed);
+  o.r->add_option("--cases", o.rep.cases, "cases of the failing run");
+
+  o.d = app_.add_subcommand("divergence", "fp32 key error and its certified bound per temperature and scaling order");
+  o.d->add_option("--temperatures", o.div.temperatures, "temperatures (default 0.01 0.1 0.3 0.7 1 2)")
+      ->check(kPositive);
+  o.d->add_option("--rows", o.div.rows, "rows per batch")->check(CLI::Range(1, 65535));
+  o.d->add_option("--vocab", o.div.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
+  o.d->add_option("--batches", o.div.batches, "batches per temperature")->check(CLI::Range(1, 100000));
+  o.d->add_option("--seed", o.div.seed, "random seed")->check(kSeed);
+  o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg");
+  add_sampler_options(o.d, o.div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
+  o.d->add_option("--dtype", o.div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
+
+  o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
+  o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
+  o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file");
+  o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
+
+  o.bn = app_.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
+  o.bn->add_option("--rows", o.bo.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
+  o.bn->add_option("--vocab", o.bo.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
+  o.bn->add_option("--dtypes", o.bo.dtypes, "logit dtypes")->check(CLI::IsMember({"bf16", "f32"}));
+  o.bn->add_option("--kernels", o.bo.kernels, "kernels to time");
+  o.bn->add_option("--samples", o.bo.samples, "timed samples per cell")->check(CLI::Range(1, 100000));
+  o.bn->add_option("--launches", o.bo.per_sample, "launches per sample")->check(CLI::Range(1, 100000));
+  std::vector<int> block_vs;  // the compiled tilings at the default thread count
+  for (const kernels::FusedConfig& tiling : kernels::kFusedConfigs)
+    if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
+  o.bn->add_option("--block-v", o.bo.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
+  o.bn->add_option("--json", o.bo.json, "write the results as JSON");
+
+  o.l = app_.add_subcommand("list", "list kernels, mutants and properties");
+}
+
+CommandLine::~CommandLine() = default;
+
+void CommandLine::parse(int argc, const char* const* argv) {
+  app_.parse(argc, argv);
+  Options& o = *o_;
+  o.check.agreement.dtype = o.dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
+  o.check.agreement.seed = o.check.seed;
+  o.div.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
+  if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
+  if (*o.d) require_fits("divergence", o.div.rows, o.div.vocab);
+  if (*o.bn)
+    for (std::int64_t rows : o.bo.rows) require_fits("bench", rows, o.bo.vocab);
+}
+
+int CommandLine::run() {
+  const Options& o = *o_;
+  try {
+    if (*o.c && !o.backend.empty() && o.backend != kernels::backend_name())
+      throw std::invalid_argument("this raceoracle was built for the " + std::string(kernels::backend_name()) +
+                                  " backend; for " + o.backend + " build with `cmake --preset " + o.backend +
+                                  "` (or RACEORACLE_BACKEND=" + o.backend + " bash ci/check.sh)");
+    if (*o.c) return check(o.check);
+    if (*o.m) return mutants(o.mut);
+    if (*o.r) return replay(o.rep);
+    if (*o.l) return list();
+    if (*o.d) return divergence(o.div);
+    if (*o.bn) return bench(o.bo);
+    if (*o.v) return verify(o.ver);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "raceoracle: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace raceoracle::cli
