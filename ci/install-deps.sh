@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages raceoracle needs. Idempotent and quiet: a
 # package already present costs one dpkg query. Run as root (or via sudo).
-#   ci/install-deps.sh          build + test dependencies (python3-torch: real samplers in the tests)
+#   ci/install-deps.sh          build + test dependencies (python3-torch: real samplers in the tests;
+#                               clang-14 and its runtime: the libFuzzer targets)
 #   ci/install-deps.sh --amd    also Debian's hipcc (ROCm 5.2) for the amd build check
 set -euo pipefail
 packages=(
@@ -11,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   gnuplot-nox
   python3-numpy python3-torch python3-pytest python3-venv
+  clang-14 libclang-rt-14-dev
 )
 [[ "${1:-}" == "--amd" ]] && packages+=(hipcc libamdhip64-dev)
 

@@ -77,7 +77,7 @@ std::vector<float> Tensor::as_f32() const {
   std::vector<float> out(n);
   const unsigned char* p = bytes.data();
   if (dtype == "F32") {
-    std::memcpy(out.data(), p, n * 4);
+    if (n > 0) std::memcpy(out.data(), p, n * 4);  // an empty tensor has no buffer to copy from
   } else if (dtype == "BF16") {
     for (std::size_t i = 0; i < n; ++i) out[i] = race::widen_bf16(load<std::uint16_t>(p + 2 * i));
   } else if (dtype == "F16") {
@@ -111,6 +111,14 @@ const Tensor& Safetensors::require(const std::string& name) const {
   return it->second;
 }
 
+/// A non-negative JSON integer below 2^63: a float (even 3e24) or a negative
+/// number is refused here, before any conversion could be undefined.
+std::uint64_t json_count(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_number_unsigned() || v.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+    throw SafetensorsError(what + " must be a non-negative integer below 2^63, got " + v.dump());
+  return v.get<std::uint64_t>();
+}
+
 Header parse_header(const std::string& json, std::uint64_t data_limit) {
   nlohmann::json j;
   try {
@@ -133,8 +141,11 @@ Header parse_header(const std::string& json, std::uint64_t data_limit) {
       Entry e;
       e.name = name;
       e.dtype = t.at("dtype").get<std::string>();
-      for (const auto& d : t.at("shape")) e.shape.push_back(d.get<std::int64_t>());
-      const auto offsets = t.at("data_offsets").get<std::vector<std::uint64_t>>();
+      if (!t.at("shape").is_array()) throw SafetensorsError("shape must be an array");
+      for (const auto& d : t.at("shape")) e.shape.push_back(std::int64_t(json_count(d, "a shape entry")));
+      if (!t.at("data_offsets").is_array()) throw SafetensorsError("data_offsets must be [begin, end]");
+      std::vector<std::uint64_t> offsets;
+      for (const auto& d : t.at("data_offsets")) offsets.push_back(json_count(d, "a data offset"));
       if (offsets.size() != 2 || offsets[0] > offsets[1]) throw SafetensorsError("data_offsets must be [begin, end]");
       const std::size_t esize = dtype_size(e.dtype);
       if (esize == 0) throw SafetensorsError("unknown dtype " + e.dtype);

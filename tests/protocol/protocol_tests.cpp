@@ -30,6 +30,29 @@ TEST(SafetensorsHeader, RejectsAByteCountThatWouldWrap) {
   }
 }
 
+TEST(SafetensorsHeader, RejectsFloatAndNegativeCounts) {
+  // Found by fuzz/sampler_reply: 3.99929e+24 converted to int64 (undefined).
+  for (const char* h : {R"({"t":{"dtype":"F32","shape":[3.99929e24],"data_offsets":[0,0]}})",
+                        R"({"t":{"dtype":"F32","shape":[-2],"data_offsets":[0,0]}})",
+                        R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[-8,0]}})",
+                        R"({"t":{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,0]}})",
+                        R"({"t":{"dtype":"F32","shape":2,"data_offsets":[0,8]}})"}) {
+    try {
+      parse_header(h, 1 << 20);
+      ADD_FAILURE() << "accepted " << h;
+    } catch (const SafetensorsError& e) {
+      EXPECT_NE(std::string(e.what()).find("tensor 't'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SafetensorsHeader, AnEmptyTensorReadsAsEmpty) {
+  // Found by fuzz/safetensors_reader: memcpy from the null buffer of a [0] tensor.
+  const std::string h = R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}})";
+  const Safetensors s = assemble(parse_header(h, 0), nullptr);
+  EXPECT_TRUE(s.require("t").as_f32().empty());
+}
+
 TEST(SafetensorsHeader, RejectsOverlappingTensors) {
   const std::string h = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                         R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
