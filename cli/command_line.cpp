@@ -1,11 +1,11 @@
 #include "cli/command_line.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -16,6 +16,7 @@
 #include "cli/verify.h"
 #include "kernels/device_memory.h"
 #include "kernels/sampler.h"
+#include "protocol/contract_fields.h"
 
 namespace raceoracle::cli {
 
@@ -90,11 +91,11 @@ void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
   app->add_option_function<double>(
          "--exp-ulp", [&o](double v) { o.overrides["exp_ulp"] = fmt::format("{}", v); },
          "override the sampler's declared exp error (ulps)")
-      ->check(finite_in(0.0, 1048576.0));
+      ->check(finite_in(0.0, protocol::kMaxUlp));
   app->add_option_function<double>(
          "--div-ulp", [&o](double v) { o.overrides["div_ulp"] = fmt::format("{}", v); },
          "override the sampler's declared division error (ulps)")
-      ->check(finite_in(0.0, 1048576.0));
+      ->check(finite_in(0.0, protocol::kMaxUlp));
   app->add_option_function<int>(
          "--stages", [&o](int v) { o.overrides["stages"] = std::to_string(v); },
          "override the sampler's rounding stages (1 unfused, 2 fused)")

@@ -130,7 +130,10 @@ Status sample_baseline(const SampleArgs& a, Defect d, void* scratch) {
   const bool bf16 = a.dtype == Dtype::bf16;
   const hipError_t e = visit_defect(
       BaselineDefects{}, d,
-      [&](auto D) { return bf16 ? run<std::uint16_t, decltype(D)::value>(a, s) : run<float, decltype(D)::value>(a, s); }, hipErrorInvalidValue);
+      [&](auto D) {
+        return bf16 ? run<std::uint16_t, decltype(D)::value>(a, s) : run<float, decltype(D)::value>(a, s);
+      },
+      hipErrorInvalidValue);
   if (e != hipSuccess) return Status::error(std::string("baseline: ") + hipGetErrorString(e));
   return {};
 }

@@ -261,9 +261,9 @@ hipError_t by_config(const Stage1Args& s, const FusedConfig& c, std::index_seque
 template <class Logit, ScalingOrder ORDER>
 hipError_t by_defect(const Stage1Args& s, const FusedConfig& c, Defect d) {
   using Defects = std::conditional_t<ORDER == ScalingOrder::post, AllDefects, DefectSet<Defect::none>>;
+  constexpr auto configs = std::make_index_sequence<std::size(kFusedConfigs)>{};
   return visit_defect(
-      Defects{}, d,
-      [&](auto D) { return by_config<Logit, ORDER, decltype(D)::value>(s, c, std::make_index_sequence<std::size(kFusedConfigs)>{}); },
+      Defects{}, d, [&](auto D) { return by_config<Logit, ORDER, decltype(D)::value>(s, c, configs); },
       hipErrorInvalidValue);
 }
 

@@ -253,6 +253,8 @@ TEST(CommandLine, BadNumbersAreRefusedNamingFlagValueAndRange) {
       {{"check", "--stages", "3"}, "--stages: 3 not in {1,2}"},
       {{"bench", "--block-v", "128"}, "--block-v: 128 not in {1024,2048,4096}"},
       {{"divergence", "--rows", "65535", "--vocab", "1073741824"}, "--rows 65535 x --vocab 1073741824 needs"},
+      {{"check", "--sampler-fds", "3,4", "--sampler", "x"}, "excludes"},
+      {{"verify"}, "file is required"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<const char*> argv{"raceoracle"};

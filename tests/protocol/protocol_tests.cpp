@@ -46,6 +46,17 @@ TEST(SafetensorsHeader, RejectsFloatAndNegativeCounts) {
   }
 }
 
+TEST(SafetensorsHeader, RejectsAShapeItsDataDoesNotHold) {
+  // A vocab of 2^31 - 1 claimed with no data behind it.
+  const std::string h = R"({"logits":{"dtype":"F32","shape":[1,2147483647],"data_offsets":[0,0]}})";
+  try {
+    parse_header(h, 1 << 20);
+    FAIL() << "accepted";
+  } catch (const SafetensorsError& e) {
+    EXPECT_NE(std::string(e.what()).find("need 8589934588 bytes, data_offsets give 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SafetensorsHeader, AnEmptyTensorReadsAsEmpty) {
   // Found by fuzz/safetensors_reader: memcpy from the null buffer of a [0] tensor.
   const std::string h = R"({"t":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}})";
