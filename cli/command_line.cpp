@@ -161,6 +161,37 @@ CommandLine::CommandLine()
   o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg");
   add_sampler_options(o.d, o.div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
   o.d->add_option("--dtype", o.div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
+  auto* logits = o.d->add_option("--logits", o.div.logits_file,
+                                 "rows from this safetensors file (tensor `logits` [R, V], BF16/F16/F32), reused with fresh noise")
+                     ->check(CLI::ExistingFile);
+  o.d->add_option("--normal", o.div.normal_sigma, "rows drawn as N(0, SIGMA^2) instead of LLM-like rows")
+      ->check(kPositive)
+      ->excludes(logits);
+  logits->excludes("--vocab")->excludes("--dtype");
+  o.d->add_option("--competitive", o.div.competitive,
+                  "key-error columns over the ids whose exact key is at least this fraction of the winner's")
+      ->check(finite_in(0.0, 1.0, true));
+  o.d->add_option("--top-k", o.div.top_k, "key-error columns over each row's top K keys instead")
+      ->check(CLI::Range(1, 1 << 20))
+      ->excludes("--competitive");
+  o.d->add_option_function<double>(
+         "--rate-exp-ulp", [&o](double v) { o.div.exp_ulp = v; },
+         "estimate the disagreement rate under this exp accuracy instead of the fused kernels' (a coarse one is countable)")
+      ->check(finite_in(0.0, protocol::kMaxUlp));
+  o.d->add_option_function<double>(
+         "--rate-div-ulp", [&o](double v) { o.div.div_ulp = v; }, "the same for the division")
+      ->check(finite_in(0.0, protocol::kMaxUlp));
+  o.d->add_option("--window", o.div.window, "top-two gap window the rate's density is read over")
+      ->check(finite_in(0.0, 0.5, true));
+  o.d->add_flag("!--no-kernels", o.div.kernels, "the oracle and the emulated keys only: no kernel runs (fast on cpu)")
+      ->excludes("--sampler");
+  auto* dumps = o.d->add_option("dumps", o.div.dumps,
+                                "two files in verify's format with the same inputs and noise: compare their tokens instead")
+                    ->expected(2);
+  for (const char* solo : {"--logits", "--normal", "--rows", "--vocab", "--batches", "--temperatures", "--sampler",
+                           "--rate-exp-ulp", "--rate-div-ulp", "--top-k", "--competitive", "--window", "--dtype",
+                           "--no-kernels"})
+    dumps->excludes(solo);
 
   o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
   o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();

@@ -16,16 +16,12 @@ namespace raceoracle::cli {
 using protocol::SafetensorsError;
 using protocol::Tensor;
 
-VerifyReport verify_file(const std::string& path, int max_failures) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
-  try {
-    return verify_document(s, max_failures);
-  } catch (const SafetensorsError& e) {
-    throw SafetensorsError(path + ": " + e.what());
-  }
+oracle::BatchView Dump::view() const {
+  return {logits.data(), oracle::Dtype::f32, rows,         vocab, vocab, noise.data(),
+          std::int64_t(noise.size()) == vocab ? 0 : vocab, temperatures.data()};
 }
 
-VerifyReport verify_document(const protocol::Safetensors& s, int max_failures) {
+Dump parse_dump(const protocol::Safetensors& s) {
   const Tensor& xl = s.require("logits");
   const Tensor& nz = s.require("noise");
   const Tensor& tt = s.require("temperatures");
@@ -44,30 +40,67 @@ VerifyReport verify_document(const protocol::Safetensors& s, int max_failures) {
   if (tk.dtype != "I32" && tk.dtype != "I64") throw SafetensorsError("tokens dtype must be I32 or I64, got " + tk.dtype);
   if (tk.elements() != rows || tk.shape.size() != 1)
     throw SafetensorsError(fmt::format("tokens must be [{}], got {}", rows, protocol::shape_string(tk.shape)));
-
-  VerifyReport r;
-  r.rows = rows;
-  r.vocab = V;
-  r.logits_dtype = xl.dtype;
+  Dump d;
+  d.rows = rows;
+  d.vocab = V;
+  d.logits_dtype = xl.dtype;
   try {
-    r.constants = protocol::parse_race_constants(s.metadata);
-    r.contract = protocol::parse_contract(s.metadata);
+    d.constants = protocol::parse_race_constants(s.metadata);
+    d.contract = protocol::parse_contract(s.metadata);
   } catch (const std::invalid_argument& e) {
     throw SafetensorsError(std::string("metadata ") + e.what());
   }
+  d.logits = xl.as_f32();
+  d.noise = nz.as_f32();
+  d.temperatures = tt.as_f32();
+  d.tokens = tk.as_i64();
+  return d;
+}
 
-  const std::vector<float> logits = xl.as_f32(), noise = nz.as_f32(), temps = tt.as_f32();
-  const std::vector<std::int64_t> tokens = tk.as_i64();
-  for (float e : noise) {
+Dump read_dump(const std::string& path) {
+  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
+  try {
+    return parse_dump(s);
+  } catch (const SafetensorsError& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+}
+
+nlohmann::json noise_json(const analysis::NoiseReport& n) {
+  return {{"draws", n.draws}, {"zeros", n.zeros}, {"infinite", n.infinite}, {"nan_or_negative", n.invalid},
+          {"min_positive", n.min_positive}, {"max_finite", n.max_finite}, {"expected_max", n.expected_max},
+          {"chi_squared", n.chi_squared}, {"dof", n.dof}, {"p_value", n.p_value}, {"worst_bin", n.worst_bin}};
+}
+
+VerifyReport verify_file(const std::string& path, int max_failures) {
+  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
+  try {
+    return verify_document(s, max_failures);
+  } catch (const SafetensorsError& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+}
+
+VerifyReport verify_document(const protocol::Safetensors& s, int max_failures) {
+  const Dump d = parse_dump(s);
+  VerifyReport r;
+  r.rows = d.rows;
+  r.vocab = d.vocab;
+  r.logits_dtype = d.logits_dtype;
+  r.constants = d.constants;
+  r.contract = d.contract;
+  for (float e : d.noise) {
     if (!(e >= 0.0f) || std::isinf(e)) ++r.invalid_noise;
     else if (e == 0.0f) ++r.zero_noise;
   }
-  oracle::BatchView b{logits.data(), oracle::Dtype::f32, rows, V, V, noise.data(), nz.shape[0] == 1 ? 0 : V, temps.data()};
-  const auto verdicts = oracle::decide_batch(b, r.contract, r.constants);
-  for (std::int64_t row = 0; row < rows; ++row) {
+  analysis::NoiseTally noise;
+  noise.add(d.noise.data(), std::int64_t(d.noise.size()));
+  r.noise = noise.finish();
+  const auto verdicts = oracle::decide_batch(d.view(), r.contract, r.constants);
+  for (std::int64_t row = 0; row < d.rows; ++row) {
     const auto& v = verdicts[std::size_t(row)];
-    const std::int64_t t = tokens[std::size_t(row)];
-    const oracle::Outcome o = oracle::judge(v, t, V);
+    const std::int64_t t = d.tokens[std::size_t(row)];
+    const oracle::Outcome o = oracle::judge(v, t, d.vocab);
     switch (o) {
       case oracle::Outcome::identical: ++r.identical; break;
       case oracle::Outcome::explained: ++r.explained; break;
@@ -101,11 +134,12 @@ int verify(const VerifyOptions& o) {
               static_cast<long long>(r.invalid_noise), static_cast<long long>(r.zero_noise));
   for (const auto& f : r.failures) std::printf("  %s\n", f.c_str());
   if (r.invalid_noise) std::printf("  %lld noise draws are negative, NaN or infinite: not Exp(1) draws\n", static_cast<long long>(r.invalid_noise));
+  std::printf("%s", r.noise.describe().c_str());
   if (!o.json.empty()) {
     nlohmann::json j{{"file", o.file}, {"rows", r.rows}, {"vocab", r.vocab}, {"identical", r.identical},
                      {"explained", r.explained}, {"out_of_contract", r.out_of_contract}, {"unexplained", r.unexplained},
                      {"out_of_range", r.out_of_range}, {"invalid_noise", r.invalid_noise}, {"zero_noise", r.zero_noise},
-                     {"failures", r.failures}, {"verdict", r.ok() ? "PASS" : "FAIL"}};
+                     {"failures", r.failures}, {"noise", noise_json(r.noise)}, {"verdict", r.ok() ? "PASS" : "FAIL"}};
     std::ofstream(o.json) << j.dump(2) << "\n";
   }
   std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");

@@ -8,13 +8,32 @@
 /// __fdividef, HIP's OCML and glibc), `stages` (2, default: a fused sampler's
 /// rescale; 1: an unfused one).
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
+#include "analysis/noise_report.h"
 #include "oracle/oracle.h"
 #include "protocol/safetensors.h"
 
 namespace raceoracle::cli {
+
+/// A file in verify's format, every tensor and field checked.
+struct Dump {
+  std::int64_t rows = 0, vocab = 0;
+  std::string logits_dtype;
+  std::vector<float> logits, noise, temperatures;  ///< widened exactly; noise [rows or 1, V]
+  std::vector<std::int64_t> tokens;
+  oracle::NumericsContract contract;
+  oracle::RaceConstants constants;
+  oracle::BatchView view() const;
+};
+/// Throws SafetensorsError naming the problem.
+Dump parse_dump(const protocol::Safetensors& s);
+Dump read_dump(const std::string& path);  ///< errors name the path
+
+/// The noise report as JSON, for every command that reads noise.
+nlohmann::json noise_json(const analysis::NoiseReport& n);
 
 struct VerifyReport {
   std::int64_t rows = 0, vocab = 0;
@@ -25,10 +44,11 @@ struct VerifyReport {
   std::int64_t invalid_noise = 0;  ///< negative, NaN or infinite draws
   std::int64_t zero_noise = 0;     ///< legal, reported
   std::vector<std::string> failures;  ///< readable, the first few
+  analysis::NoiseReport noise;
   bool ok() const { return unexplained == 0 && out_of_range == 0 && invalid_noise == 0; }
 };
 
-/// Throws SafetensorsError / std::invalid_argument with a clear message on a bad file.
+/// Throws SafetensorsError with a clear message on a bad file.
 VerifyReport verify_file(const std::string& path, int max_failures = 10);
 /// The same for a document already read.
 VerifyReport verify_document(const protocol::Safetensors& s, int max_failures = 10);

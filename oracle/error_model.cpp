@@ -64,23 +64,41 @@ bool prescale_overflows(double x, const RowScale& s) {
   return std::max(std::abs(x), std::abs(s.row_max)) / s.t * (1 + 4 * kUnitRoundoff) >= double(FLT_MAX);
 }
 
+RoundingFactors key_factors(double x, const RowScale& s, const NumericsContract& c) {
+  // Pre-scale overflows when |x| / t leaves fp32: the key is then meaningless.
+  if (c.order == ScalingOrder::pre && prescale_overflows(x, s)) return {kInf, 0.0};
+  const double delta = exponent_error(x, s, c);
+  const RoundingFactors f = rounding_factors(c);
+  return {std::exp(delta) * f.up, std::exp(-delta) * f.down};
+}
+
 KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContract& c) {
   KeyBound b;
   if (x == -kInf) return b;  // masked: exp(-inf) = 0 exactly in fp32 as in double
   const double den = double(noise) + double(s.eps);
   b.key = std::exp((x - s.row_max) / s.t) / den;
-  // Pre-scale overflows when |x| / t leaves fp32: the key is then meaningless.
-  if (c.order == ScalingOrder::pre && prescale_overflows(x, s)) {
+  const RoundingFactors f = key_factors(x, s, c);
+  if (std::isinf(f.up)) {
     b.hi = kInf;
     return b;
   }
-  const double delta = exponent_error(x, s, c);
-  const RoundingFactors f = rounding_factors(c);
   const double abs_err = absolute_error(den);
-  b.hi = b.key * std::exp(delta) * f.up + abs_err;
-  b.lo = std::max(0.0, b.key * std::exp(-delta) * f.down - abs_err);
+  b.hi = b.key * f.up + abs_err;
+  b.lo = std::max(0.0, b.key * f.down - abs_err);
   if (b.hi >= double(FLT_MAX)) b.hi = kInf;  // an fp32 key may overflow to inf
   return b;
+}
+
+double tolerated_gap(double x_i, float e_i, double x_j, float e_j, const RowScale& s, const NumericsContract& c) {
+  const double den_i = double(e_i) + double(s.eps);
+  const double k_i = std::exp((x_i - s.row_max) / s.t) / den_i;
+  if (!(k_i > 0)) return 1;
+  // j may outrank i iff k_j up_j + abs_j >= k_i down_i - abs_i; with k_j near
+  // k_i the absolute terms weigh as they do at k_i.
+  const RoundingFactors fi = key_factors(x_i, s, c), fj = key_factors(x_j, s, c);
+  const double low_i = fi.down - absolute_error(den_i) / k_i;
+  const double high_j = fj.up + absolute_error(double(e_j) + double(s.eps)) / k_i;
+  return std::clamp(1 - low_i / high_j, 0.0, 1.0);
 }
 
 }  // namespace raceoracle::oracle

@@ -44,6 +44,16 @@ bool prescale_overflows(double x, const RowScale& s);
 
 KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContract& c);
 
+/// bound_key's relative factors: the fp32 key of `x` lies in
+/// [key * down - abs, key * up + abs] with abs = absolute_error(den);
+/// up = +inf where pre-scale overflows.
+RoundingFactors key_factors(double x, const RowScale& s, const NumericsContract& c);
+
+/// The relative gap (k_i - k_j) / k_i at or below which `j` may outrank `i`
+/// (SPEC §3) when k_j is near k_i, the only place it can: the threshold a
+/// row's top-two gap is measured against (docs/DIVERGENCE.md). In [0, 1].
+double tolerated_gap(double x_i, float e_i, double x_j, float e_j, const RowScale& s, const NumericsContract& c);
+
 /// A fused kernel's stage-1 key of logit `x`: relative to its tile's max, one
 /// rounding stage (the rescale comes in stage 2), temperature `T` clamped.
 KeyBound bound_stage1_key(float x, float noise, float tile_max, float T, float eps, NumericsContract c);

@@ -172,5 +172,35 @@ TEST(ErrorModel, PreScaleOverflowIsUnbounded) {
   EXPECT_TRUE(std::isfinite(bound_key(1e34, 1.0f, s, pre).hi));
 }
 
+TEST(ErrorModel, ToleratedGapIsWhereMayOutrankFlips) {
+  // j's key is (1 - g) times i's: may_outrank(j, i) must hold exactly when
+  // g <= tolerated_gap, for both orders, near and far from the row max,
+  // large and tiny noise.
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (int n = 0; n < 2000; ++n) {
+    NumericsContract c;
+    c.order = n % 2 ? ScalingOrder::pre : ScalingOrder::post;
+    c.exp_ulp = n % 3 == 0 ? 4096 : 2;
+    const RowScale s{20.0, n % 5 == 0 ? 0.01 : 0.7, 1e-10f};
+    const double x_i = 20.0 - 3 * unit(rng) * s.t;
+    const float e_i = float(n % 7 == 0 ? 1e-30 : 0.1 + unit(rng));
+    const double x_j = x_i - unit(rng) * s.t;  // k_j = k_i (1 - g) through its noise
+    const double c_gap = tolerated_gap(x_i, e_i, x_j, e_i, s, c);
+    ASSERT_GT(c_gap, 0);
+    ASSERT_LT(c_gap, 1);
+    for (double g : {0.5 * c_gap, 0.99 * c_gap, 1.01 * c_gap, 2 * c_gap}) {
+      const double k_i = std::exp((x_i - s.row_max) / s.t) / (double(e_i) + double(s.eps));
+      const double den_j = std::exp((x_j - s.row_max) / s.t) / (k_i * (1 - g));
+      const float e_j = float(den_j - double(s.eps));
+      const KeyBound bi = bound_key(x_i, e_i, s, c), bj = bound_key(x_j, e_j, s, c);
+      const double g_exact = 1 - bj.key / bi.key;  // e_j is rounded to float
+      const double tol = tolerated_gap(x_i, e_i, x_j, e_j, s, c);
+      if (std::abs(g_exact / tol - 1) < 1e-3) continue;
+      EXPECT_EQ(may_outrank(bj, bi), g_exact <= tol) << "g " << g_exact << " tolerated " << tol << " n " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace raceoracle::oracle

@@ -1,0 +1,104 @@
+#include "analysis/noise_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/math/distributions/chi_squared.hpp>
+#include <cmath>
+#include <limits>
+
+namespace raceoracle::analysis {
+namespace {
+
+constexpr int kBodyBins = 64;       ///< equiprobable bins in the body
+constexpr double kMinExpected = 20; ///< bins are merged until each expects this many draws
+
+/// P(a <= E < b) for E ~ Exp(1), accurate in both tails.
+double probability(double a, double b) {
+  if (std::isinf(b)) return std::exp(-a);
+  return std::exp(-a) * -std::expm1(-(b - a));
+}
+
+}  // namespace
+
+NoiseTally::NoiseTally() {
+  // Lower tail: P(E < e) = 2^-k for k = 40 .. 7; body: 64 equal-probability
+  // bins; upper tail: P(E >= e) = 2^-k for k = 7 .. 60 (e = k ln 2).
+  edges_.push_back(0);
+  for (int k = 40; k >= 7; --k) edges_.push_back(-std::log1p(-std::ldexp(1.0, -k)));
+  for (int i = 1; i < kBodyBins; ++i) edges_.push_back(-std::log1p(-double(i) / kBodyBins));
+  for (int k = 7; k <= 60; ++k) edges_.push_back(k * std::log(2.0));
+  counts_.assign(edges_.size(), 0);
+  r_.min_positive = std::numeric_limits<double>::infinity();
+}
+
+void NoiseTally::add(const float* noise, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float e = noise[i];
+    ++r_.draws;
+    if (!(e >= 0.0f)) {
+      ++r_.invalid;
+      continue;
+    }
+    if (std::isinf(e)) {
+      ++r_.infinite;
+      continue;
+    }
+    if (e == 0.0f) ++r_.zeros;
+    else r_.min_positive = std::min(r_.min_positive, double(e));
+    r_.max_finite = std::max(r_.max_finite, double(e));
+    ++counts_[std::size_t(std::upper_bound(edges_.begin(), edges_.end(), double(e)) - edges_.begin() - 1)];
+  }
+}
+
+NoiseReport NoiseTally::finish() const {
+  NoiseReport r = r_;
+  if (!std::isfinite(r.min_positive)) r.min_positive = 0;
+  r.expected_max = r.draws > 0 ? std::log(double(r.draws)) + 0.5772156649015329 : 0;
+  const std::int64_t finite = r.draws - r.infinite - r.invalid;
+  if (finite < std::int64_t(kMinExpected) * 5) return r;
+  // Merge adjacent bins until each expects kMinExpected draws; a short
+  // remainder joins the group before it.
+  struct Group { double a, b, expected; std::int64_t observed; };
+  std::vector<Group> groups;
+  Group g{edges_[0], 0, 0, 0};
+  for (std::size_t i = 0; i < edges_.size(); ++i) {
+    const double b = i + 1 < edges_.size() ? edges_[i + 1] : std::numeric_limits<double>::infinity();
+    g.b = b;
+    g.expected += double(finite) * probability(edges_[i], b);
+    g.observed += counts_[i];
+    if (g.expected >= kMinExpected) {
+      groups.push_back(g);
+      g = Group{b, b, 0, 0};
+    }
+  }
+  if (g.expected > 0 || g.observed > 0) {
+    groups.back().b = g.b;
+    groups.back().expected += g.expected;
+    groups.back().observed += g.observed;
+  }
+  double worst = -1;
+  for (const Group& gr : groups) {
+    const double d = double(gr.observed) - gr.expected, term = d * d / gr.expected;
+    r.chi_squared += term;
+    if (term > worst) {
+      worst = term;
+      r.worst_bin = fmt::format("E in [{:.4g}, {:.4g}): {} observed, {:.1f} expected", gr.a, gr.b, gr.observed, gr.expected);
+    }
+  }
+  r.dof = int(groups.size()) - 1;
+  r.p_value = boost::math::cdf(boost::math::complement(boost::math::chi_squared_distribution<double>(r.dof), r.chi_squared));
+  return r;
+}
+
+std::string NoiseReport::describe() const {
+  std::string s = fmt::format(
+      "noise: {} draws, smallest {:.3g}, largest {:.4g} (Exp(1) expects ~{:.3g} for this many; a 24-bit uniform stops at "
+      "{:.4g}), {} zero, {} infinite, {} NaN or negative\n",
+      draws, min_positive, max_finite, expected_max, kFp32UniformMaxDraw, zeros, infinite, invalid);
+  if (!tested()) return s + "noise: too few finite draws for a goodness-of-fit test\n";
+  return s + fmt::format("noise: Exp(1) goodness of fit: chi-squared {:.1f} on {} dof, p = {:.3g}{}; largest term: {}\n",
+                         chi_squared, dof, p_value, p_value < 1e-3 ? " -- NOT Exp(1)" : "", worst_bin);
+}
+
+}  // namespace raceoracle::analysis

@@ -1,0 +1,45 @@
+#pragma once
+/// What the noise feeding a race looks like against Exp(1) and against fp32's
+/// resolution: extremes, zeros, infinities, and a chi-squared goodness-of-fit
+/// test whose bins reach far into both tails, so that a generator which
+/// truncates the tail (a uniform clamped away from 0) or piles draws on a
+/// floor is visible. Bins and thresholds: docs/DIVERGENCE.md, "The noise".
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace raceoracle::analysis {
+
+/// An Exp(1) draw made as -log(u) from a uniform u with 24 random bits stops
+/// here: u >= 2^-24.
+inline constexpr double kFp32UniformMaxDraw = 16.635532333438686;  // 24 ln 2
+
+struct NoiseReport {
+  std::int64_t draws = 0;     ///< every value read
+  std::int64_t zeros = 0;     ///< legal draws; Exp(1) gives fewer than 1e-38 of them
+  std::int64_t infinite = 0;  ///< +inf: out of contract for sampling rows
+  std::int64_t invalid = 0;   ///< NaN or negative
+  double min_positive = 0, max_finite = 0;
+  double expected_max = 0;    ///< of `draws` Exp(1) draws: ln n + Euler's gamma
+  double chi_squared = 0;
+  int dof = 0;                ///< 0: too few finite draws for the test
+  double p_value = 1;         ///< of Exp(1) for the finite draws
+  std::string worst_bin;      ///< the bin that adds most to chi-squared, readable
+  bool tested() const { return dof > 0; }
+  std::string describe() const;  ///< two readable lines
+};
+
+/// Accumulates draws over many batches, then tests them.
+class NoiseTally {
+ public:
+  NoiseTally();
+  void add(const float* noise, std::int64_t n);
+  NoiseReport finish() const;
+
+ private:
+  std::vector<double> edges_;  ///< bin i is [edges_[i], edges_[i + 1]); the last is [edges_.back(), inf)
+  std::vector<std::int64_t> counts_;
+  NoiseReport r_;
+};
+
+}  // namespace raceoracle::analysis

@@ -1,0 +1,99 @@
+// The disagreement-rate estimator: its interval covers the true rate at the
+// stated level on gaps drawn exactly as the race makes them, and its checks
+// (flatness, the Poisson interval) give the textbook values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "analysis/disagreement_rate.h"
+
+namespace raceoracle::analysis {
+namespace {
+
+/// The top-two relative gap of an exponential race whose winner had
+/// probability 1 - lambda: g = D / (W + D), W ~ Exp(1), D ~ Exp(lambda)
+/// (docs/DIVERGENCE.md). P(g <= c) = lambda c / (1 - c + lambda c).
+double race_gap(std::mt19937_64& rng, double lambda) {
+  std::exponential_distribution<double> w(1.0), d(lambda);
+  const double a = w(rng), b = d(rng);
+  return b / (a + b);
+}
+
+double true_rate(double lambda, double c) { return lambda * c / (1 - c + lambda * c); }
+
+TEST(PoissonInterval, GarwoodValues) {
+  // Tabulated exact 95% limits: k = 0 -> [0, 3.689], k = 10 -> [4.795, 18.39].
+  EXPECT_EQ(poisson_interval(0).lo, 0);
+  EXPECT_NEAR(poisson_interval(0).hi, 3.6889, 1e-3);
+  EXPECT_NEAR(poisson_interval(10).lo, 4.7954, 1e-3);
+  EXPECT_NEAR(poisson_interval(10).hi, 18.390, 1e-2);
+}
+
+TEST(DisagreementRate, IntervalCoversTheTrueRate) {
+  // 200 independent experiments of 20,000 rows; rows mix flat (lambda 1) and
+  // peaked (lambda 0.2) races with a tolerated gap of 1e-4 or 3e-4.
+  int covered = 0;
+  const int experiments = 200;
+  for (int x = 0; x < experiments; ++x) {
+    std::mt19937_64 rng(1000 + x);
+    std::vector<RowGap> gaps;
+    double truth = 0;
+    const std::int64_t rows = 20000;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const double lambda = r % 3 == 0 ? 0.2 : 1.0, c = r % 2 ? 1e-4 : 3e-4;
+      gaps.push_back({race_gap(rng, lambda), c});
+      truth += true_rate(lambda, c);
+    }
+    truth /= double(rows);
+    const RateEstimate e = estimate_rate(gaps, rows);
+    covered += e.lo <= truth && truth <= e.hi;
+  }
+  // Exact coverage is 95% or more (the lower end is widened for the window's
+  // bias); 200 experiments put the count near 190 +- 6.
+  EXPECT_GE(covered, 180) << covered << " of " << experiments;
+}
+
+TEST(DisagreementRate, EstimateIsCloseWithManyRows) {
+  std::mt19937_64 rng(7);
+  std::vector<RowGap> gaps;
+  const std::int64_t rows = 2'000'000;
+  for (std::int64_t r = 0; r < rows; ++r) gaps.push_back({race_gap(rng, 0.5), 1e-5});
+  const RateEstimate e = estimate_rate(gaps, rows);
+  EXPECT_NEAR(e.rate / true_rate(0.5, 1e-5), 1.0, 0.06);
+  EXPECT_GT(e.flatness_p, 1e-3);
+}
+
+TEST(DisagreementRate, RowsThatCannotDisagreeDiluteTheRate) {
+  std::mt19937_64 rng(3);
+  std::vector<RowGap> gaps;
+  for (int r = 0; r < 100000; ++r) gaps.push_back({race_gap(rng, 1.0), 1e-4});
+  const RateEstimate all = estimate_rate(gaps, 100000), diluted = estimate_rate(gaps, 400000);
+  EXPECT_NEAR(diluted.rate * 4, all.rate, 1e-12);
+}
+
+TEST(DisagreementRate, ASteepDensityFailsTheFlatnessCheck) {
+  // Density rising linearly from 0 over the window: half as many gaps in the
+  // lower half as a flat density gives.
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<RowGap> gaps;
+  for (int r = 0; r < 20000; ++r) gaps.push_back({0.02 * std::sqrt(u(rng)), 1e-4});
+  EXPECT_LT(estimate_rate(gaps, 20000).flatness_p, 1e-6);
+}
+
+TEST(DisagreementRate, CoarseThresholdsWidenTheWindow) {
+  std::vector<RowGap> gaps(100, {0.5, 0.01});
+  EXPECT_DOUBLE_EQ(estimate_rate(gaps, 100).window, 0.08);
+}
+
+TEST(DisagreementRate, NoRowInTheWindowGivesAnUpperBound) {
+  std::vector<RowGap> gaps(1000, {0.9, 1e-6});
+  const RateEstimate e = estimate_rate(gaps, 1000);
+  EXPECT_EQ(e.rate, 0);
+  EXPECT_EQ(e.lo, 0);
+  EXPECT_NEAR(e.hi, 3.6889 * 1e-6 / 0.02 / 1000, 1e-9);
+}
+
+}  // namespace
+}  // namespace raceoracle::analysis

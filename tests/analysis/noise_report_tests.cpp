@@ -1,0 +1,80 @@
+// The noise report: Exp(1) draws pass the goodness-of-fit test, a truncated
+// tail, a floor and a wrong scale fail it, and the counts are exact.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "analysis/noise_report.h"
+
+namespace raceoracle::analysis {
+namespace {
+
+std::vector<float> draws(std::size_t n, std::uint64_t seed, float (*make)(double u)) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<float> v(n);
+  for (auto& e : v) e = make(u(rng));
+  return v;
+}
+
+NoiseReport report(const std::vector<float>& v) {
+  NoiseTally t;
+  t.add(v.data(), std::int64_t(v.size()));
+  return t.finish();
+}
+
+float exp1(double u) { return float(-std::log1p(-u)); }
+
+TEST(NoiseReport, Exp1DrawsPass) {
+  // Five seeds: a correct generator gives p-values spread over (0, 1).
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const NoiseReport r = report(draws(2'000'000, seed, exp1));
+    ASSERT_TRUE(r.tested());
+    EXPECT_GT(r.p_value, 1e-3) << r.describe();
+    EXPECT_GT(r.dof, 60);
+  }
+}
+
+TEST(NoiseReport, TruncatedTailFails) {
+  // u in [0, 1 - 1e-4): no draw above 9.21, where Exp(1) puts 1e-4 of them;
+  // the largest term is a tail bin left empty.
+  const NoiseReport r = report(draws(2'000'000, 1, [](double u) { return exp1(u * (1 - 1e-4)); }));
+  EXPECT_LT(r.p_value, 1e-12) << r.describe();
+  EXPECT_NEAR(r.max_finite, 9.21, 0.01);
+  EXPECT_EQ(r.worst_bin.find("E in [9.7"), 0u) << r.worst_bin;
+  EXPECT_NE(r.worst_bin.find(" 0 observed"), std::string::npos) << r.worst_bin;
+  // Clamped instead of truncated: the tail piles onto 9.21.
+  EXPECT_LT(report(draws(2'000'000, 1, [](double u) { return exp1(std::min(u, 1 - 1e-4)); })).p_value, 1e-12);
+}
+
+TEST(NoiseReport, FloorAndScaleFail) {
+  EXPECT_LT(report(draws(2'000'000, 2, [](double u) { return std::max(exp1(u), 1e-3f); })).p_value, 1e-12);
+  EXPECT_LT(report(draws(2'000'000, 3, [](double u) { return 1.01f * exp1(u); })).p_value, 1e-6);
+}
+
+TEST(NoiseReport, CountsZerosInfinitiesAndInvalidDraws) {
+  std::vector<float> v = draws(10000, 4, exp1);
+  v[0] = 0.0f;
+  v[1] = 0.0f;
+  v[2] = std::numeric_limits<float>::infinity();
+  v[3] = std::numeric_limits<float>::quiet_NaN();
+  v[4] = -1.0f;
+  const NoiseReport r = report(v);
+  EXPECT_EQ(r.draws, 10000);
+  EXPECT_EQ(r.zeros, 2);
+  EXPECT_EQ(r.infinite, 1);
+  EXPECT_EQ(r.invalid, 2);
+  EXPECT_GT(r.min_positive, 0);
+  EXPECT_NEAR(r.expected_max, std::log(10000.0) + 0.5772, 1e-3);
+}
+
+TEST(NoiseReport, TooFewDrawsAreNotTested) {
+  const NoiseReport r = report(draws(50, 5, exp1));
+  EXPECT_FALSE(r.tested());
+  EXPECT_NE(r.describe().find("too few"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace raceoracle::analysis
