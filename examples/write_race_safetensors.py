@@ -1,40 +1,89 @@
-"""Write a file for `raceoracle verify` from PyTorch.
+"""Write files for `raceoracle verify`, `raceoracle divergence --logits` and
+`raceoracle divergence A B` from PyTorch, without raceoracle's own generators:
 
-Samples tokens with the exponential race, argmax(softmax(x / T) / (E + eps)),
-E ~ Exp(1) from `exponential_`, greedy rows (T <= greedy_eps) by argmax, and
-saves inputs and tokens as safetensors:
+    # logits only: Zipf-like rows (a few dominant tokens, a long tail), bf16
+    python3 examples/write_race_safetensors.py logits zipf.safetensors
+    raceoracle divergence --logits zipf.safetensors --rows 256 --batches 16
 
-    python3 examples/write_race_safetensors.py race.safetensors [cuda]
-    raceoracle verify race.safetensors
+    # one sampler's tokens on those rows, with torch's exponential_ noise
+    python3 examples/write_race_safetensors.py dump torch.safetensors --sampler torch
+    python3 examples/write_race_safetensors.py dump numpy.safetensors --sampler numpy
+    raceoracle verify torch.safetensors
+    raceoracle divergence torch.safetensors numpy.safetensors   # same inputs, two samplers
+
+    # a noise generator that truncates the tail: verify's noise report flags it
+    python3 examples/write_race_safetensors.py dump truncated.safetensors --noise truncated
+
+Every file of one --seed holds the same logits, noise and temperatures, so two
+samplers' dumps compare row by row.
 """
+import argparse
+import os
 import sys
 
+import numpy as np
 import torch
-from safetensors.torch import save_file
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import raceoracle  # noqa: E402
+import numpy_race_sampler  # noqa: E402
+import torch_race_sampler  # noqa: E402
+
+SAMPLERS = {"torch": torch_race_sampler, "numpy": numpy_race_sampler}
 
 
-def race(logits: torch.Tensor, noise: torch.Tensor, temperatures: torch.Tensor,
-         eps: float = 1e-10, greedy_eps: float = 1e-10) -> torch.Tensor:
-    t = temperatures.clamp_min(1e-5).unsqueeze(1)
-    probs = torch.softmax(logits.float() / t, dim=-1)
-    sampled = torch.argmax(probs / (noise + eps), dim=-1)
-    greedy = torch.argmax(logits, dim=-1)
-    return torch.where(temperatures <= greedy_eps, greedy, sampled).to(torch.int32)
+def zipf_logits(rows, vocab, gen, exponent=1.1):
+    """Logits whose softmax at T = 1 is Zipf-like: the id of rank k has weight
+    k^-exponent, ranks shuffled per row, jittered by N(0, 0.5^2), shifted by a
+    per-row offset as real logits are (their level carries no information)."""
+    ranks = torch.arange(1, vocab + 1, dtype=torch.float64)
+    base = (-exponent * torch.log(ranks)).float()
+    x = torch.empty(rows, vocab)
+    for r in range(rows):
+        x[r] = base[torch.randperm(vocab, generator=gen)]
+    x += 0.5 * torch.randn(rows, vocab, generator=gen) + 10 * torch.rand(rows, 1, generator=gen) + 5
+    return x.to(torch.bfloat16)
 
 
-def main(path: str, rows: int = 64, vocab: int = 163840, device: str = "cpu") -> None:
-    gen = torch.Generator().manual_seed(0)
-    logits = (torch.randn(rows, vocab, generator=gen) * 3).to(torch.bfloat16)
-    noise = torch.empty(rows, vocab).exponential_(generator=gen)
-    temperatures = torch.tensor([0.0 if r % 4 == 0 else 0.7 for r in range(rows)])
-    tokens = race(logits.to(device), noise.to(device), temperatures.to(device)).cpu()
-    # x / T before the max is taken: PyTorch's order is pre-scale. Softmax's
-    # division by the sum is a second rounding on every key; the default
-    # two-stage budget (stages=2) covers it, a one-stage one would not.
-    save_file({"logits": logits, "noise": noise, "temperatures": temperatures, "tokens": tokens},
-              path, metadata={"eps": "1e-10", "greedy_eps": "1e-10", "scaling_order": "pre"})
+def noise(rows, vocab, gen, kind):
+    if kind == "torch":
+        return torch.empty(rows, vocab).exponential_(generator=gen)
+    # A uniform kept below 1 - 1e-4 before -log(1 - u): no draw above ln(1e4) = 9.21,
+    # where Exp(1) puts one draw in 10,000.
+    u = torch.rand(rows, vocab, generator=gen, dtype=torch.float64) * (1 - 1e-4)
+    return (-torch.log1p(-u)).float()
+
+
+def temperatures(rows, values):
+    return torch.tensor([values[r % len(values)] for r in range(rows)], dtype=torch.float32)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["logits", "dump"])
+    p.add_argument("path")
+    p.add_argument("--rows", type=int, default=64)
+    p.add_argument("--vocab", type=int, default=32768)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sampler", choices=sorted(SAMPLERS), default="torch")
+    p.add_argument("--noise", choices=["torch", "truncated"], default="torch")
+    p.add_argument("--temperatures", type=float, nargs="+", default=[0.0, 0.3, 0.7, 1.0])
+    a = p.parse_args()
+    gen = torch.Generator().manual_seed(a.seed)
+    x = zipf_logits(a.rows, a.vocab, gen)
+    if a.what == "logits":
+        raceoracle.save_safetensors(a.path, {"logits": x})
+        return
+    e = noise(a.rows, a.vocab, gen, a.noise)
+    t = temperatures(a.rows, a.temperatures)
+    s = SAMPLERS[a.sampler]
+    if a.sampler == "torch":
+        tokens = s.race(x, e, t, 1e-10, 1e-10)
+    else:
+        tokens = s.race(x.float().numpy(), e.numpy(), t.numpy(), 1e-10, 1e-10)
+    raceoracle.write_dump(a.path, x, e, t, np.asarray(tokens), eps=1e-10, greedy_eps=1e-10, **s.CONTRACT)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "race.safetensors",
-         device=sys.argv[2] if len(sys.argv) > 2 else "cpu")
+    main()

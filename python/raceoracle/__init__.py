@@ -4,14 +4,15 @@
     raceoracle.check(my_sampler)          # one line in a pytest test
     raceoracle.serve(my_sampler)          # a sampler process for `raceoracle check --sampler CMD`
     raceoracle.verify(logits, noise, temperatures, tokens)
+    raceoracle.write_dump("run.safetensors", logits, noise, temperatures, tokens)   # for verify / divergence A B
 
 A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
 (docs/SAMPLER_PROTOCOL.md). Pure Python over numpy; torch is optional.
 """
 from ._messages import PROTOCOL_VERSION, ProtocolError
-from ._run import Report, check, find_binary, replay, verify
+from ._run import Report, check, find_binary, replay, save_safetensors, verify, write_dump
 from ._serve import serve, serve_on
 
-__all__ = ["check", "replay", "serve", "serve_on", "verify", "find_binary", "Report", "ProtocolError",
+__all__ = ["check", "replay", "serve", "serve_on", "verify", "write_dump", "save_safetensors", "find_binary", "Report", "ProtocolError",
            "PROTOCOL_VERSION"]
 __version__ = "0.1.0"

@@ -147,20 +147,35 @@ def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100
     return text
 
 
-def _logits_entry(logits):
-    if hasattr(logits, "detach"):  # torch, any device
+def _entry(x, dtype=None):
+    """A tensor for encode(): numpy as it is, torch from any device, bf16 by its bits."""
+    if hasattr(x, "detach"):  # torch, any device
         import torch
-        t = logits.detach().cpu().contiguous()
+        t = x.detach().cpu().contiguous()
         if t.dtype == torch.bfloat16:
             return ("BF16", list(t.shape), t.view(torch.int16).numpy().tobytes())
-        return t.numpy()
-    return np.asarray(logits)
+        x = t.numpy()
+    return np.ascontiguousarray(np.asarray(x), dtype=dtype)
 
 
-def _array(x, dtype):
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    return np.ascontiguousarray(np.asarray(x), dtype=dtype) if dtype else np.ascontiguousarray(np.asarray(x))
+def save_safetensors(path, tensors, metadata=None):
+    """Writes numpy or torch tensors (bf16 included) as a safetensors file."""
+    with open(path, "wb") as f:
+        f.write(m.encode({name: _entry(t) for name, t in tensors.items()}, metadata or {}))
+
+
+def write_dump(path, logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, **contract):
+    """Writes the file `raceoracle verify` and `raceoracle divergence A B` read:
+    a sampler's inputs, its tokens and its contract (scaling_order, exp_ulp,
+    div_ulp, stages)."""
+    tok = _entry(tokens)
+    if tok.dtype not in (np.int32, np.int64):
+        tok = tok.astype(np.int64)
+    tensors = {"logits": _entry(logits), "noise": _entry(noise, np.float32),
+               "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    meta = dict(contract_fields(**contract), eps=repr(float(eps)), greedy_eps=repr(float(greedy_eps)))
+    with open(path, "wb") as f:
+        f.write(m.encode(tensors, meta))
 
 
 def verify(logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, raise_on_failure=True, **contract):
@@ -169,16 +184,9 @@ def verify(logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, 
     Returns the report (a dict; .passed, .text); raises AssertionError on an
     unexplained or out-of-range token unless raise_on_failure=False.
     """
-    tok = _array(tokens, None)
-    if tok.dtype not in (np.int32, np.int64):
-        tok = tok.astype(np.int64)
-    tensors = {"logits": _logits_entry(logits), "noise": _array(noise, np.float32),
-               "temperatures": _array(temperatures, np.float32), "tokens": tok}
-    meta = dict(contract_fields(**contract), eps=repr(float(eps)), greedy_eps=repr(float(greedy_eps)))
     with tempfile.TemporaryDirectory() as tmp:
         path, out = os.path.join(tmp, "tokens.safetensors"), os.path.join(tmp, "verify.json")
-        with open(path, "wb") as f:
-            f.write(m.encode(tensors, meta))
+        write_dump(path, logits, noise, temperatures, tokens, eps=eps, greedy_eps=greedy_eps, **contract)
         proc = subprocess.run([find_binary(), "verify", path, "--json", out], capture_output=True, text=True)
         if proc.returncode == 2 or not os.path.exists(out):
             raise ValueError("raceoracle verify rejected the inputs: " + (proc.stderr or proc.stdout).strip())
