@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kBodyBins = 64;       ///< equiprobable bins in the body
 constexpr double kMinExpected = 20; ///< bins are merged until each expects this many draws
+constexpr int kResolutionBits = 24; ///< fp32's significand: the finest uniform a generator draws
 
 /// P(a <= E < b) for E ~ Exp(1), accurate in both tails.
 double probability(double a, double b) {
@@ -22,12 +23,24 @@ double probability(double a, double b) {
 }  // namespace
 
 NoiseTally::NoiseTally() {
-  // Lower tail: P(E < e) = 2^-k for k = 40 .. 7; body: 64 equal-probability
-  // bins; upper tail: P(E >= e) = 2^-k for k = 7 .. 60 (e = k ln 2).
+  // In S = exp(-E) (uniform on (0, 1] for Exp(1)): the lower tail at
+  // S = 1 - 2^-k for k = 24 .. 7, 64 equal-probability body bins, the upper
+  // tail at S = 2^-k for k = 7 .. 24, and one last bin beyond. Every edge is
+  // a multiple of 2^-24, so an Exp(1) generator built on a 24-bit uniform
+  // puts exactly the Exp(1) mass in each bin, and nothing finer than fp32
+  // resolves is tested (docs/DIVERGENCE.md, "The noise").
+  std::vector<double> e;
+  for (int k = kResolutionBits; k >= 7; --k) e.push_back(-std::log1p(-std::ldexp(1.0, -k)));
+  for (int i = 1; i < kBodyBins; ++i) e.push_back(-std::log1p(-double(i) / kBodyBins));
+  for (int k = 7; k <= kResolutionBits; ++k) e.push_back(k * std::log(2.0));
+  // A generator's fp32 draw at an edge may round a few ulps below it:
+  // lower each edge by 4 ulps so a draw on the edge stays in its bin.
   edges_.push_back(0);
-  for (int k = 40; k >= 7; --k) edges_.push_back(-std::log1p(-std::ldexp(1.0, -k)));
-  for (int i = 1; i < kBodyBins; ++i) edges_.push_back(-std::log1p(-double(i) / kBodyBins));
-  for (int k = 7; k <= 60; ++k) edges_.push_back(k * std::log(2.0));
+  for (double x : e) {
+    float f = float(x);
+    for (int n = 0; n < 4; ++n) f = std::nextafter(f, 0.0f);
+    edges_.push_back(double(f));
+  }
   counts_.assign(edges_.size(), 0);
   r_.min_positive = std::numeric_limits<double>::infinity();
 }

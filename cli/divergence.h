@@ -64,6 +64,8 @@ struct DivergenceRow {
   std::int64_t keys = 0;
   double max_actual = 0;
   double rms_actual = 0;
+  std::int64_t off_max_keys = 0;  ///< of those, ids whose logit is not their tile's max (x - m_t != 0)
+  double rms_off_max = 0;         ///< the rms error over those: where the scaling order shows
   double max_bound = 0;        ///< the largest certified bound among those keys
   double worst_ratio = 0;      ///< max actual / bound among those keys
   /// The real kernel's stage-1 partials (tile winners) against their bound.

@@ -55,8 +55,6 @@ struct NumericsContract {
   bool two_stage = true;
   /// Logit storage: informational, both widen exactly.
   Dtype logits = Dtype::bf16;
-
-  friend bool operator==(const NumericsContract&, const NumericsContract&) = default;
 };
 
 }  // namespace raceoracle::race

@@ -37,6 +37,19 @@ TEST(NoiseReport, Exp1DrawsPass) {
   }
 }
 
+TEST(NoiseReport, ACompleteTwentyFourBitGeneratorFitsExactly) {
+  // Every draw -log(1 - u) of a 24-bit uniform u, once each (as
+  // std::exponential_distribution<float> computes it): the bins hold exactly
+  // the Exp(1) mass, so chi-squared is ~0, although the draws stop at 16.64.
+  std::vector<float> v;
+  v.reserve(std::size_t(1) << 24);
+  for (std::uint32_t k = 0; k < (1u << 24); ++k) v.push_back(-std::log(1.0f - std::ldexp(float(k), -24)));
+  const NoiseReport r = report(v);
+  EXPECT_LT(r.chi_squared, 1e-3) << r.describe();
+  EXPECT_FLOAT_EQ(float(r.max_finite), float(kFp32UniformMaxDraw));
+  EXPECT_EQ(r.zeros, 1);
+}
+
 TEST(NoiseReport, TruncatedTailFails) {
   // u in [0, 1 - 1e-4): no draw above 9.21, where Exp(1) puts 1e-4 of them;
   // the largest term is a tail bin left empty.
