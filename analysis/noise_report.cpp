@@ -30,12 +30,22 @@ NoiseTally::NoiseTally() {
   // puts exactly the Exp(1) mass in each bin, and nothing finer than fp32
   // resolves is tested (docs/DIVERGENCE.md, "The noise").
   std::vector<double> e;
-  for (int k = kResolutionBits; k >= 7; --k) e.push_back(-std::log1p(-std::ldexp(1.0, -k)));
-  for (int i = 1; i < kBodyBins; ++i) e.push_back(-std::log1p(-double(i) / kBodyBins));
-  for (int k = 7; k <= kResolutionBits; ++k) e.push_back(k * std::log(2.0));
+  for (int k = kResolutionBits; k >= 7; --k) {
+    e.push_back(-std::log1p(-std::ldexp(1.0, -k)));
+    level_.push_back(k);
+  }
+  for (int i = 1; i < kBodyBins; ++i) {
+    e.push_back(-std::log1p(-double(i) / kBodyBins));
+    level_.push_back(0);
+  }
+  for (int k = 7; k <= kResolutionBits; ++k) {
+    e.push_back(k * std::log(2.0));
+    level_.push_back(k);
+  }
   // A generator's fp32 draw at an edge may round a few ulps below it:
   // lower each edge by 4 ulps so a draw on the edge stays in its bin.
   edges_.push_back(0);
+  level_.insert(level_.begin(), 0);
   for (double x : e) {
     float f = float(x);
     for (int n = 0; n < 4; ++n) f = std::nextafter(f, 0.0f);
@@ -70,6 +80,10 @@ NoiseReport NoiseTally::finish() const {
   r.expected_max = r.draws > 0 ? std::log(double(r.draws)) + 0.5772156649015329 : 0;
   const std::int64_t finite = r.draws - r.infinite - r.invalid;
   if (finite < std::int64_t(kMinExpected) * 5) return r;
+  // The two extreme bins (S near 0 and near 1) hold at least 16 n 2^-26 cells
+  // of the 2^-24 lattice: a generator's uniform may round half a cell either
+  // way there, which then adds at most 1/16 to chi-squared at any n.
+  const int finest = std::clamp(int(std::floor(46 - std::log2(double(finite)))), 7, kResolutionBits);
   // Merge adjacent bins until each expects kMinExpected draws; a short
   // remainder joins the group before it.
   struct Group { double a, b, expected; std::int64_t observed; };
@@ -80,12 +94,22 @@ NoiseReport NoiseTally::finish() const {
     g.b = b;
     g.expected += double(finite) * probability(edges_[i], b);
     g.observed += counts_[i];
-    if (g.expected >= kMinExpected) {
+    const bool next_edge_too_fine = i + 1 < edges_.size() && level_[i + 1] > finest;
+    const bool in_upper_tail = i + 1 < edges_.size() && edges_[i + 1] > 1.0;
+    if (next_edge_too_fine && in_upper_tail) {  // the rest of the upper tail is one bin
+      for (std::size_t j = i + 1; j < edges_.size(); ++j) g.observed += counts_[j];
+      g.b = std::numeric_limits<double>::infinity();
+      g.expected = double(finite) * probability(g.a, g.b);
+      groups.push_back(g);
+      g = Group{g.b, g.b, 0, 0};
+      break;
+    }
+    if (g.expected >= kMinExpected && !next_edge_too_fine) {
       groups.push_back(g);
       g = Group{b, b, 0, 0};
     }
   }
-  if (g.expected > 0 || g.observed > 0) {
+  if ((g.expected > 0 || g.observed > 0) && !groups.empty()) {
     groups.back().b = g.b;
     groups.back().expected += g.expected;
     groups.back().observed += g.observed;

@@ -38,6 +38,7 @@ class NoiseTally {
 
  private:
   std::vector<double> edges_;  ///< bin i is [edges_[i], edges_[i + 1]); the last is [edges_.back(), inf)
+  std::vector<int> level_;  ///< k of a tail edge at 2^-k (0: the body); finer ones merge at large n
   std::vector<std::int64_t> counts_;
   NoiseReport r_;
 };
