@@ -41,7 +41,10 @@ Tensor tensor(const std::string& dtype, std::vector<std::int64_t> shape, const s
 class VerifyFiles : public ::testing::Test {
  protected:
   fs::path dir = fs::temp_directory_path() / ("raceoracle_cli_" + std::to_string(::getpid()));
-  void SetUp() override { fs::create_directories(dir); }
+  void SetUp() override {
+    fs::remove_all(dir);  // a directory left by an earlier process with this pid
+    fs::create_directories(dir);
+  }
   void TearDown() override { fs::remove_all(dir); }
 
   /// rows x V realistic inputs with the fused kernel's own tokens.
