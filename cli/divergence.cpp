@@ -7,19 +7,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <thread>
 #include <tuple>
 
+#include "cli/verify.h"
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
 #include "kernels/registry.h"
-#include "cli/verify.h"
 #include "oracle/error_model.h"
 #include "protocol/safetensors.h"
 
@@ -34,14 +34,13 @@ struct LogitsDump {
 };
 
 LogitsDump read_logits(const std::string& path) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);
-  const protocol::Tensor& t = s.require("logits");
-  if (t.shape.size() != 2 || t.shape[0] < 1 || t.shape[1] < 1)
-    throw protocol::SafetensorsError(path + ": logits must be [rows, V] with rows, V >= 1, got " +
-                                     protocol::shape_string(t.shape));
-  if (t.dtype != "BF16" && t.dtype != "F16" && t.dtype != "F32")
-    throw protocol::SafetensorsError(path + ": logits dtype must be BF16, F16 or F32, got " + t.dtype);
-  return {t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
+  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
+  try {
+    const protocol::Tensor& t = require_logits(s);
+    return {t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
+  } catch (const protocol::SafetensorsError& e) {
+    throw protocol::SafetensorsError(path + ": " + e.what());
+  }
 }
 
 /// The rows of one batch: from the user's dump (fresh noise), N(0, sigma^2),

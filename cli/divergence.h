@@ -50,7 +50,7 @@ struct SamplerDivergence {
   std::int64_t rows = 0;
   std::int64_t differ = 0;      ///< rows with different tokens
   std::int64_t explained = 0;   ///< of those, both tokens inside their rows' ambiguity sets
-  std::int64_t unexplained = 0; ///< a token outside it (under its declared contract), or out of range
+  std::int64_t unexplained = 0; ///< rows where either token lies outside its row's set (each under its own contract) or out of range
   double ambiguous_fraction = 0;  ///< rows with more than one legitimate id under the sampler's contract
 };
 

@@ -21,16 +21,21 @@ oracle::BatchView Dump::view() const {
           std::int64_t(noise.size()) == vocab ? 0 : vocab, temperatures.data()};
 }
 
-Dump parse_dump(const protocol::Safetensors& s) {
+const Tensor& require_logits(const protocol::Safetensors& s) {
   const Tensor& xl = s.require("logits");
+  if (xl.shape.size() != 2 || xl.shape[0] < 1 || xl.shape[1] < 1)
+    throw SafetensorsError("logits must be [rows, V] with rows, V >= 1, got " + protocol::shape_string(xl.shape));
+  if (xl.dtype != "BF16" && xl.dtype != "F16" && xl.dtype != "F32")
+    throw SafetensorsError("logits dtype must be BF16, F16 or F32, got " + xl.dtype);
+  return xl;
+}
+
+Dump parse_dump(const protocol::Safetensors& s) {
+  const Tensor& xl = require_logits(s);
   const Tensor& nz = s.require("noise");
   const Tensor& tt = s.require("temperatures");
   const Tensor& tk = s.require("tokens");
-  if (xl.shape.size() != 2 || xl.shape[0] < 1 || xl.shape[1] < 1)
-    throw SafetensorsError("logits must be [rows, V] with rows, V >= 1, got " + protocol::shape_string(xl.shape));
   const std::int64_t rows = xl.shape[0], V = xl.shape[1];
-  if (xl.dtype != "BF16" && xl.dtype != "F16" && xl.dtype != "F32")
-    throw SafetensorsError("logits dtype must be BF16, F16 or F32, got " + xl.dtype);
   if (nz.dtype != "F32") throw SafetensorsError("noise dtype must be F32, got " + nz.dtype);
   if (nz.shape.size() != 2 || nz.shape[1] != V || (nz.shape[0] != rows && nz.shape[0] != 1))
     throw SafetensorsError(fmt::format("noise must be [{}, {}] or [1, {}], got {}", rows, V, V, protocol::shape_string(nz.shape)));

@@ -28,6 +28,9 @@ struct Dump {
   oracle::RaceConstants constants;
   oracle::BatchView view() const;
 };
+/// The tensor `logits` [rows, V] (BF16, F16 or F32) of a document, checked:
+/// what every command that reads logits from a file requires.
+const protocol::Tensor& require_logits(const protocol::Safetensors& s);
 /// Throws SafetensorsError naming the problem.
 Dump parse_dump(const protocol::Safetensors& s);
 Dump read_dump(const std::string& path);  ///< errors name the path
