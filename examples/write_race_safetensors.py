@@ -11,6 +11,10 @@
     raceoracle verify torch.safetensors
     raceoracle divergence torch.safetensors numpy.safetensors   # same inputs, two samplers
 
+    # a broken sampler of broken_samplers.py beside the reference: UNEXPLAINED rows
+    python3 examples/write_race_safetensors.py dump broken.safetensors --sampler noise_wrong_row
+    raceoracle divergence torch.safetensors broken.safetensors
+
     # a noise generator that truncates the tail: verify's noise report flags it
     python3 examples/write_race_safetensors.py dump truncated.safetensors --noise truncated
 
@@ -27,10 +31,14 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import raceoracle  # noqa: E402
+import broken_samplers  # noqa: E402
 import numpy_race_sampler  # noqa: E402
 import torch_race_sampler  # noqa: E402
 
-SAMPLERS = {"torch": torch_race_sampler, "numpy": numpy_race_sampler}
+# name -> (race function, its contract, whether it takes numpy arrays)
+SAMPLERS = {"torch": (torch_race_sampler.race, torch_race_sampler.CONTRACT, False),
+            "numpy": (numpy_race_sampler.race, numpy_race_sampler.CONTRACT, True)}
+SAMPLERS.update({name: (fn, broken_samplers.CONTRACT, False) for name, fn in broken_samplers.BROKEN.items()})
 
 
 def zipf_logits(rows, vocab, gen, exponent=1.1):
@@ -77,12 +85,12 @@ def main():
         return
     e = noise(a.rows, a.vocab, gen, a.noise)
     t = temperatures(a.rows, a.temperatures)
-    s = SAMPLERS[a.sampler]
-    if a.sampler == "torch":
-        tokens = s.race(x, e, t, 1e-10, 1e-10)
+    race, contract, takes_numpy = SAMPLERS[a.sampler]
+    if takes_numpy:
+        tokens = race(x.float().numpy(), e.numpy(), t.numpy(), 1e-10, 1e-10)
     else:
-        tokens = s.race(x.float().numpy(), e.numpy(), t.numpy(), 1e-10, 1e-10)
-    raceoracle.write_dump(a.path, x, e, t, np.asarray(tokens), eps=1e-10, greedy_eps=1e-10, **s.CONTRACT)
+        tokens = race(x, e, t, 1e-10, 1e-10)
+    raceoracle.write_dump(a.path, x, e, t, np.asarray(tokens), eps=1e-10, greedy_eps=1e-10, **contract)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The examples' dumps through divergence and verify, as a user runs them:
 # two samplers' tokens on the same inputs compare with no unexplained
-# difference; a Zipf-like logits file feeds `divergence --logits`; torch's
+# difference, a broken sampler's do not; a Zipf-like logits file feeds `divergence --logits`; torch's
 # exponential_ passes the noise report and a truncated tail is named.
 # usage: dumps.sh PYTHON RACEORACLE EXAMPLES_DIR WORK_DIR
 set -eu
@@ -11,10 +11,17 @@ w="$py $ex/write_race_safetensors.py"
 $w logits zipf.safetensors --rows 8 --vocab 8192
 $w dump torch.safetensors --sampler torch --rows 32 --vocab 8192
 $w dump numpy.safetensors --sampler numpy --rows 32 --vocab 8192
+$w dump broken.safetensors --sampler noise_wrong_row --rows 32 --vocab 8192
 $w dump truncated.safetensors --noise truncated --rows 64 --vocab 32768
 
 "$ro" divergence torch.safetensors numpy.safetensors --out cmp | tee cmp.txt
 grep -q "verdict: PASS" cmp.txt
+# a sampler that reads the previous row's noise differs, unexplained, and fails the run
+if "$ro" divergence torch.safetensors broken.safetensors --out broken > broken.txt; then
+  cat broken.txt; echo "the broken sampler's dump compared clean"; exit 1
+fi
+cat broken.txt
+grep -q "verdict: FAIL" broken.txt
 "$ro" divergence --logits zipf.safetensors --rows 16 --temperatures 0.7 1 --no-kernels --out div | tee div.txt
 grep -q "zipf.safetensors (rows reused" div.txt
 "$ro" verify torch.safetensors | tee torch.txt
