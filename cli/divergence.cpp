@@ -34,13 +34,10 @@ struct LogitsDump {
 };
 
 LogitsDump read_logits(const std::string& path) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
-  try {
+  return parse_file(path, [](const protocol::Safetensors& s) {
     const protocol::Tensor& t = require_logits(s);
-    return {t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
-  } catch (const protocol::SafetensorsError& e) {
-    throw protocol::SafetensorsError(path + ": " + e.what());
-  }
+    return LogitsDump{t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
+  });
 }
 
 /// The rows of one batch: from the user's dump (fresh noise), N(0, sigma^2),

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -62,14 +61,7 @@ Dump parse_dump(const protocol::Safetensors& s) {
   return d;
 }
 
-Dump read_dump(const std::string& path) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
-  try {
-    return parse_dump(s);
-  } catch (const SafetensorsError& e) {
-    throw SafetensorsError(path + ": " + e.what());
-  }
-}
+Dump read_dump(const std::string& path) { return parse_file(path, parse_dump); }
 
 nlohmann::json noise_json(const analysis::NoiseReport& n) {
   return {{"draws", n.draws}, {"zeros", n.zeros}, {"infinite", n.infinite}, {"nan_or_negative", n.invalid},
@@ -78,12 +70,7 @@ nlohmann::json noise_json(const analysis::NoiseReport& n) {
 }
 
 VerifyReport verify_file(const std::string& path, int max_failures) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
-  try {
-    return verify_document(s, max_failures);
-  } catch (const SafetensorsError& e) {
-    throw SafetensorsError(path + ": " + e.what());
-  }
+  return parse_file(path, [&](const protocol::Safetensors& s) { return verify_document(s, max_failures); });
 }
 
 VerifyReport verify_document(const protocol::Safetensors& s, int max_failures) {
@@ -94,10 +81,6 @@ VerifyReport verify_document(const protocol::Safetensors& s, int max_failures) {
   r.logits_dtype = d.logits_dtype;
   r.constants = d.constants;
   r.contract = d.contract;
-  for (float e : d.noise) {
-    if (!(e >= 0.0f) || std::isinf(e)) ++r.invalid_noise;
-    else if (e == 0.0f) ++r.zero_noise;
-  }
   analysis::NoiseTally noise;
   noise.add(d.noise.data(), std::int64_t(d.noise.size()));
   r.noise = noise.finish();
@@ -136,14 +119,16 @@ int verify(const VerifyOptions& o) {
   std::printf("%10lld %10lld %16lld %12lld %13lld %14lld %11lld\n", static_cast<long long>(r.identical),
               static_cast<long long>(r.explained), static_cast<long long>(r.out_of_contract),
               static_cast<long long>(r.unexplained), static_cast<long long>(r.out_of_range),
-              static_cast<long long>(r.invalid_noise), static_cast<long long>(r.zero_noise));
+              static_cast<long long>(r.invalid_noise()), static_cast<long long>(r.zero_noise()));
   for (const auto& f : r.failures) std::printf("  %s\n", f.c_str());
-  if (r.invalid_noise) std::printf("  %lld noise draws are negative, NaN or infinite: not Exp(1) draws\n", static_cast<long long>(r.invalid_noise));
+  if (r.invalid_noise())
+    std::printf("  %lld noise draws are negative, NaN or infinite: not Exp(1) draws\n",
+                static_cast<long long>(r.invalid_noise()));
   std::printf("%s", r.noise.describe().c_str());
   if (!o.json.empty()) {
     nlohmann::json j{{"file", o.file}, {"rows", r.rows}, {"vocab", r.vocab}, {"identical", r.identical},
                      {"explained", r.explained}, {"out_of_contract", r.out_of_contract}, {"unexplained", r.unexplained},
-                     {"out_of_range", r.out_of_range}, {"invalid_noise", r.invalid_noise}, {"zero_noise", r.zero_noise},
+                     {"out_of_range", r.out_of_range}, {"invalid_noise", r.invalid_noise()}, {"zero_noise", r.zero_noise()},
                      {"failures", r.failures}, {"noise", noise_json(r.noise)}, {"verdict", r.ok() ? "PASS" : "FAIL"}};
     std::ofstream(o.json) << j.dump(2) << "\n";
   }

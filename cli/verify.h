@@ -35,6 +35,17 @@ const protocol::Tensor& require_logits(const protocol::Safetensors& s);
 Dump parse_dump(const protocol::Safetensors& s);
 Dump read_dump(const std::string& path);  ///< errors name the path
 
+/// `parse` applied to the file at `path`; every SafetensorsError names the path.
+template <class Parse>
+auto parse_file(const std::string& path, Parse parse) {
+  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
+  try {
+    return parse(s);
+  } catch (const protocol::SafetensorsError& e) {
+    throw protocol::SafetensorsError(path + ": " + e.what());
+  }
+}
+
 /// The noise report as JSON, for every command that reads noise.
 nlohmann::json noise_json(const analysis::NoiseReport& n);
 
@@ -44,11 +55,11 @@ struct VerifyReport {
   oracle::NumericsContract contract;
   oracle::RaceConstants constants;
   std::int64_t identical = 0, explained = 0, out_of_contract = 0, unexplained = 0, out_of_range = 0;
-  std::int64_t invalid_noise = 0;  ///< negative, NaN or infinite draws
-  std::int64_t zero_noise = 0;     ///< legal, reported
   std::vector<std::string> failures;  ///< readable, the first few
   analysis::NoiseReport noise;
-  bool ok() const { return unexplained == 0 && out_of_range == 0 && invalid_noise == 0; }
+  std::int64_t invalid_noise() const { return noise.infinite + noise.invalid; }  ///< negative, NaN or infinite draws
+  std::int64_t zero_noise() const { return noise.zeros; }                       ///< legal, reported
+  bool ok() const { return unexplained == 0 && out_of_range == 0 && invalid_noise() == 0; }
 };
 
 /// Throws SafetensorsError with a clear message on a bad file.

@@ -102,7 +102,7 @@ TEST_F(VerifyFiles, AKernelsOwnTokensPass) {
   const auto r = verify_file(write(sampled(12, 3000), "good.safetensors"));
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.identical + r.explained, 12);
-  EXPECT_EQ(r.unexplained + r.out_of_range + r.invalid_noise, 0);
+  EXPECT_EQ(r.unexplained + r.out_of_range + r.invalid_noise(), 0);
 }
 
 TEST_F(VerifyFiles, OneStageContractIsTighter) {
@@ -132,8 +132,8 @@ TEST_F(VerifyFiles, WrongTokensOutOfRangeAndBadNoiseFail) {
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.unexplained, 1);
   EXPECT_EQ(r.out_of_range, 1);
-  EXPECT_EQ(r.invalid_noise, 1);
-  EXPECT_EQ(r.zero_noise, 1);
+  EXPECT_EQ(r.invalid_noise(), 1);
+  EXPECT_EQ(r.zero_noise(), 1);
   EXPECT_EQ(r.failures.size(), 2u);
 }
 
