@@ -301,7 +301,9 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subj
         d.kernels_ran = o.kernels;
         const auto v = b.decide(k->contract());
         const oracle::NumericsContract rc = rate_contract(o, k->contract());
-        const auto rate_v = o.exp_ulp || o.div_ulp ? b.decide(rc) : v;
+        std::vector<oracle::Verdict> overridden;  // verdicts under --rate-*-ulp, when given
+        if (o.exp_ulp || o.div_ulp) overridden = b.decide(rc);
+        const auto& rate_v = overridden.empty() ? v : overridden;
         collect_gaps(b, rate_v, rc, gaps[oi]);
         key_errors[oi].merge(deciding_keys(o, b, k->contract(), cfg.block_v));
         for (std::int64_t r = 0; r < b.rows; ++r) {
