@@ -32,7 +32,7 @@ NoiseTally::NoiseTally() {
   std::vector<double> e;
   for (int k = kResolutionBits; k >= 7; --k) {
     e.push_back(-std::log1p(-std::ldexp(1.0, -k)));
-    level_.push_back(k);
+    level_.push_back(-k);
   }
   for (int i = 1; i < kBodyBins; ++i) {
     e.push_back(-std::log1p(-double(i) / kBodyBins));
@@ -94,8 +94,8 @@ NoiseReport NoiseTally::finish() const {
     g.b = b;
     g.expected += double(finite) * probability(edges_[i], b);
     g.observed += counts_[i];
-    const bool next_edge_too_fine = i + 1 < edges_.size() && level_[i + 1] > finest;
-    const bool in_upper_tail = i + 1 < edges_.size() && edges_[i + 1] > 1.0;
+    const bool next_edge_too_fine = i + 1 < edges_.size() && std::abs(level_[i + 1]) > finest;
+    const bool in_upper_tail = i + 1 < edges_.size() && level_[i + 1] > 0;
     if (next_edge_too_fine && in_upper_tail) {  // the rest of the upper tail is one bin
       for (std::size_t j = i + 1; j < edges_.size(); ++j) g.observed += counts_[j];
       g.b = std::numeric_limits<double>::infinity();

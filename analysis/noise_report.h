@@ -38,7 +38,9 @@ class NoiseTally {
 
  private:
   std::vector<double> edges_;  ///< bin i is [edges_[i], edges_[i + 1]); the last is [edges_.back(), inf)
-  std::vector<int> level_;  ///< k of a tail edge at 2^-k (0: the body); finer ones merge at large n
+  /// k of a tail edge at 2^-k: +k in the upper tail, -k in the lower, 0 in
+  /// the body; edges finer than the sample can judge are merged away.
+  std::vector<int> level_;
   std::vector<std::int64_t> counts_;
   NoiseReport r_;
 };
