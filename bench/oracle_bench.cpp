@@ -7,6 +7,7 @@
 
 #include "fixtures/llm_like.h"
 #include "oracle/oracle.h"
+#include "oracle/reference.h"
 
 namespace ro = raceoracle::oracle;
 namespace fx = raceoracle::fixtures;
@@ -33,5 +34,17 @@ void BM_DecideBatch(benchmark::State& state) {
 // rows, threads, T x 100 (0 = greedy)
 BENCHMARK(BM_DecideBatch)->Args({256, 2, 100})->Args({256, 1, 100})->Args({256, 2, 0})->Args({16, 2, 70})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The reference path (every id's float64 key) on one thread: the ratio to
+/// BM_DecideBatch/256/1/100 is what the screen buys.
+void BM_DecideReference(benchmark::State& state) {
+  const int rows = int(state.range(0)), vocab = 163840;
+  const fx::Batch b = make(rows, vocab, 1.0f);
+  const ro::BatchView v = b.view();
+  for (auto _ : state)
+    for (std::int64_t r = 0; r < rows; ++r) benchmark::DoNotOptimize(ro::decide_reference(v.row(r), ro::NumericsContract{}));
+  state.SetItemsProcessed(state.iterations() * std::int64_t(rows) * vocab);
+}
+BENCHMARK(BM_DecideReference)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

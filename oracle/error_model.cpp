@@ -72,11 +72,15 @@ RoundingFactors key_factors(double x, const RowScale& s, const NumericsContract&
   return {std::exp(delta) * f.up, std::exp(-delta) * f.down};
 }
 
+double exact_key(double x, float noise, const RowScale& s) {
+  return std::exp((x - s.row_max) / s.t) / (double(noise) + double(s.eps));
+}
+
 KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContract& c) {
   KeyBound b;
   if (x == -kInf) return b;  // masked: exp(-inf) = 0 exactly in fp32 as in double
   const double den = double(noise) + double(s.eps);
-  b.key = std::exp((x - s.row_max) / s.t) / den;
+  b.key = exact_key(x, noise, s);
   const RoundingFactors f = key_factors(x, s, c);
   if (std::isinf(f.up)) {
     b.hi = kInf;
@@ -91,7 +95,7 @@ KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContr
 
 double tolerated_gap(double x_i, float e_i, double x_j, float e_j, const RowScale& s, const NumericsContract& c) {
   const double den_i = double(e_i) + double(s.eps);
-  const double k_i = std::exp((x_i - s.row_max) / s.t) / den_i;
+  const double k_i = exact_key(x_i, e_i, s);
   if (!(k_i > 0)) return 1;
   // j may outrank i iff k_j up_j + abs_j >= k_i down_i - abs_i; with k_j near
   // k_i the absolute terms weigh as they do at k_i.

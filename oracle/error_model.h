@@ -19,6 +19,11 @@ struct RowScale {
   float eps = race::kDefaultEps;
 };
 
+/// The key of SPEC §1 in float64, exp((x - M) / t) / (E + eps): every key
+/// the oracle ranks or bounds is this expression, so equal inputs give equal
+/// keys bit for bit. NaN for 0/0.
+double exact_key(double x, float noise, const RowScale& s);
+
 /// The exact key of SPEC §1 and the interval [lo, hi] that the kernel's fp32
 /// key must lie in. Masked ids have key = lo = hi = 0.
 struct KeyBound {

@@ -2,132 +2,66 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Core>
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <thread>
 
+#include "oracle/reference.h"
+#include "oracle/screen.h"
+#include "oracle/verdict_rules.h"
+
 namespace raceoracle::oracle {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLog2e = 1.4426950408889634;  // log2(e), the nearest double
 
-/// The row's logits widened exactly to double, the one copy the oracle makes.
-Eigen::ArrayXd widen(const RowView& row) {
-  Eigen::ArrayXd x(row.vocab);
-  if (row.dtype == Dtype::f32) {
-    x = Eigen::Map<const Eigen::ArrayXf>(static_cast<const float*>(row.logits), row.vocab).cast<double>();
-  } else {
-    for (std::int64_t i = 0; i < row.vocab; ++i) x[i] = row.logit(i);
+/// The screen's visits: their ids and ranking keys, the two best keys so far,
+/// and from them the threshold below which no other id can matter: an id
+/// with key < tau neither comes first or second (two visited ids have keys
+/// >= k2) nor enters the ambiguity set (its hi is below the winner's lo).
+/// The proof is in SCREEN.md.
+class Candidates final : public ScreenVisitor {
+ public:
+  Candidates(const RowView& row, const RowScale& s, const rules::RowBounds& b) : row_(row), s_(s), b_(b) {}
+
+  float visit(std::int64_t id) override {
+    const double k = rules::ranking_key(row_.logit(id), row_.noise[id], s_);
+    ids.push_back(id);
+    keys.push_back(k);
+    if (k > k1) k2 = k1, k1 = k;
+    else if (k > k2) k2 = k;
+    const double tau = std::min(k2, (k1 * b_.down_min - 2 * b_.abs_max) / b_.up_max);
+    return threshold_for(tau);
   }
-  return x;
-}
 
-template <class Pred>
-std::int64_t first_where(std::int64_t n, Pred pred) {
-  for (std::int64_t i = 0; i < n; ++i)
-    if (pred(i)) return i;
-  return -1;
-}
+  std::vector<std::int64_t> ids;
+  std::vector<double> keys;
+  double k1 = -std::numeric_limits<double>::infinity(), k2 = k1;
 
-Verdict invalid(InvalidReason r, std::int64_t id) {
-  Verdict v;
-  v.row_class = RowClass::invalid;
-  v.reason = r;
-  v.reason_id = id;
-  v.token = -1;
-  return v;
-}
-
-/// Out-of-contract checks of SPEC §1, first failing id reported.
-bool classify_invalid(const RowView& row, const Eigen::ArrayXd& x, bool greedy, Verdict& out) {
-  const float T = row.temperature;
-  if (std::isnan(T)) return out = invalid(InvalidReason::nan_temperature, -1), true;
-  if (T == std::numeric_limits<float>::infinity())
-    return out = invalid(InvalidReason::inf_temperature, -1), true;
-  if (!(x < kInf).all()) {  // NaN compares false, so NaN and +inf both land here
-    const std::int64_t i = first_where(row.vocab, [&](std::int64_t j) { return !(x[j] < kInf); });
-    out = invalid(std::isnan(x[i]) ? InvalidReason::nan_logit : InvalidReason::pos_inf_logit, i);
-    return true;
+ private:
+  /// The largest fp32 threshold whose screen test skips only keys < tau.
+  static float threshold_for(double tau) {
+    const double t = tau / kScreenSlack;
+    if (!(t > 0)) return 0.0f;  // visit everything
+    if (t >= double(FLT_MAX)) return FLT_MAX;
+    const float f = float(t);
+    return double(f) > t ? std::nextafter(f, 0.0f) : f;
   }
-  if (greedy) return false;  // greedy rows do not read noise
-  const Eigen::Map<const Eigen::ArrayXf> e(row.noise, row.vocab);
-  if ((e >= 0.0f && e < std::numeric_limits<float>::infinity()).all()) return false;
-  const std::int64_t i = first_where(row.vocab, [&](std::int64_t j) { return !(e[j] >= 0.0f && std::isfinite(e[j])); });
-  const float bad = row.noise[i];
-  out = invalid(std::isnan(bad) ? InvalidReason::nan_noise : bad < 0 ? InvalidReason::negative_noise : InvalidReason::inf_noise, i);
-  return true;
-}
 
-/// Lowest id of the largest value in `v`, skipping `skip`; -1 if v is empty.
-std::int64_t argmax_lowest(const Eigen::ArrayXd& v, std::int64_t skip = -1) {
-  std::int64_t best = -1;
-  for (std::int64_t i = 0; i < v.size(); ++i) {
-    if (i == skip) continue;
-    if (best < 0 || v[i] > v[best]) best = i;
-  }
-  return best;
-}
+  const RowView& row_;
+  const RowScale& s_;
+  const rules::RowBounds& b_;
+};
 
-void decide_greedy(const Eigen::ArrayXd& x, double m, Verdict& v) {
-  v.row_class = RowClass::greedy;
-  v.token = first_where(x.size(), [&](std::int64_t i) { return x[i] == m; });
-  v.key = m;
-  v.runner_up = argmax_lowest(x, v.token);
-  if (v.runner_up >= 0) {
-    v.runner_up_key = x[v.runner_up];
-    v.gap = m - v.runner_up_key;
-  }
-  v.ambiguous = {v.token};  // greedy is bit-exact: nothing else may win
-}
-
-void decide_sampling(const RowView& row, const Eigen::ArrayXd& x, const RowScale& s,
-                     const NumericsContract& c, Verdict& v) {
-  const Eigen::Map<const Eigen::ArrayXf> e(row.noise, row.vocab);
-  const Eigen::ArrayXd den = e.cast<double>() + double(s.eps);
-  Eigen::ArrayXd key = (x == -kInf).select(0.0, ((x - s.row_max) / s.t).exp() / den);
-  // 0 / 0 (eps = 0, a zero draw, a numerator that underflows) has no value:
-  // it ranks below every number, as a NaN key does in the kernels' order
-  // (kernels/race.h, beats). Keys are >= 0, so -1 is below all of them.
-  key = key.isNaN().select(-1.0, key);
-
-  v.row_class = RowClass::sampling;
-  v.token = argmax_lowest(key);
-  v.key = key[v.token];
-  v.runner_up = argmax_lowest(key, v.token);
-  if (v.runner_up >= 0) {
-    v.runner_up_key = key[v.runner_up];
-    v.gap = (v.key - v.runner_up_key) / v.key;
-  }
-  const KeyBound win = bound_key(x[v.token], row.noise[v.token], s, c);
-  v.rho = win.rho();
-
-  // Prefilter: exponent_error is convex in x (sums of |.| terms), so over the
-  // row's finite range [min_x, M] it peaks at an end; the absolute term peaks
-  // at the smallest denominator, eps.
-  const double min_x = (x == -kInf).select(s.row_max, x).minCoeff();
-  const double delta_max = std::max(exponent_error(min_x, s, c), exponent_error(s.row_max, s, c));
-  const bool overflow = c.order == ScalingOrder::pre && prescale_overflows(min_x, s);
-  const double up_max = overflow ? kInf : std::exp(delta_max) * rounding_factors(c).up;
-  const double abs_max = absolute_error(double(s.eps));
-  for (std::int64_t j = 0; j < row.vocab; ++j) {
-    if (j == v.token || x[j] == -kInf || key[j] * up_max + abs_max < win.lo) continue;  // masked ids never win
-    if (may_outrank(bound_key(x[j], row.noise[j], s, c), win)) v.ambiguous.push_back(j);
-  }
-  v.ambiguous.push_back(v.token);
-  std::sort(v.ambiguous.begin(), v.ambiguous.end());
-  // Exact ties (SPEC §3): ids at the row max with equal noise compute
-  // bit-identical keys (exp(0) = 1 in every stage), so only the lowest of
-  // them may win; drop the others.
-  std::vector<std::int64_t> kept;
-  for (std::int64_t j : v.ambiguous) {
-    const bool shadowed = x[j] == s.row_max && std::any_of(kept.begin(), kept.end(), [&](std::int64_t k) {
-      return x[k] == s.row_max && row.noise[k] == row.noise[j];
-    });
-    if (!shadowed) kept.push_back(j);
-  }
-  v.ambiguous = std::move(kept);
+void decide_greedy(const RowView& row, float max, Verdict& v) {
+  const std::int64_t token = find_logit(row, max, 0, row.vocab);
+  const LogitStats before = scan_logits(row, 0, token), after = scan_logits(row, token + 1, row.vocab);
+  const bool lower = before.max >= after.max && token > 0;
+  const float second = lower ? before.max : after.max;
+  const std::int64_t at = lower ? find_logit(row, second, 0, token) : find_logit(row, second, token + 1, row.vocab);
+  rules::greedy(v, token, max, at, second);
 }
 
 }  // namespace
@@ -172,41 +106,38 @@ RowScale row_scale(const RowView& row, const RaceConstants& k) {
   RowScale s;
   s.eps = k.eps;
   s.t = double(race::clamp_temperature(row.temperature));
-  double m = -kInf;
+  double m = -std::numeric_limits<double>::infinity();
   for (std::int64_t i = 0; i < row.vocab; ++i) m = std::max(m, row.logit(i));
   s.row_max = m;
   return s;
 }
 
 Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& k) {
-  const Eigen::ArrayXd x = widen(row);
-  const bool greedy = race::is_greedy(row.temperature, k.greedy_eps);  // fp32 compare, as the kernels do
+  // The reference decides the rare rows (out of contract, fully masked,
+  // forced, pre-scale past fp32's range, keys near its overflow); the common
+  // ones are decided here from one fp32 pass, plus the screen for sampling.
+  const float T = row.temperature;
+  if (std::isnan(T) || T == std::numeric_limits<float>::infinity()) return decide_reference(row, contract, k);
+  const LogitStats stats = scan_logits(row);
+  if (stats.nan_or_pos_inf || stats.unmasked <= 1) return decide_reference(row, contract, k);
   Verdict v;
-  if (classify_invalid(row, x, greedy, v)) return v;
-
-  const double m = x.maxCoeff();
-  if (m == -kInf) {  // fully masked: id 0 for greedy and sampling rows alike
-    v.row_class = RowClass::fully_masked;
-    v.token = 0;
-    v.ambiguous = {0};
+  if (race::is_greedy(T, k.greedy_eps)) {  // fp32 compare, as the kernels do
+    decide_greedy(row, stats.max, v);
     return v;
   }
-  if ((x > -kInf).count() == 1) {  // forced: the one unmasked id, whatever T
-    v.row_class = RowClass::forced;
-    v.token = first_where(row.vocab, [&](std::int64_t i) { return x[i] > -kInf; });
-    v.key = x[v.token];
-    v.ambiguous = {v.token};
-    return v;
-  }
-  if (greedy) {
-    decide_greedy(x, m, v);
-    return v;
-  }
-  RowScale s;
-  s.row_max = m;
-  s.t = double(race::clamp_temperature(row.temperature));
-  s.eps = k.eps;
-  decide_sampling(row, x, s, contract, v);
+  const RowScale s{double(stats.max), double(race::clamp_temperature(T)), k.eps};
+  const rules::RowBounds b = rules::row_bounds(stats.min_finite, s, contract);
+  // Pre-scale past fp32's range makes every id ambiguous. The screen's proof
+  // (SCREEN.md) needs its fp32 arithmetic in range: fl(x - M) finite, the
+  // scale log2(e)/t a normal float, fl(E + eps) finite for every finite E.
+  const float log2e_over_t = float(kLog2e / s.t);
+  const bool in_range = double(stats.max) - double(stats.min_finite) < double(FLT_MAX) && log2e_over_t >= FLT_MIN &&
+                        k.eps < 0x1p100f;
+  if (std::isinf(b.up_max) || !in_range) return decide_reference(row, contract, k);
+  Candidates c(row, s, b);
+  if (!screen_row(row, stats.max, log2e_over_t, k.eps, 0.0f, c)) return decide_reference(row, contract, k);
+  if (!(c.k1 * b.up_max < double(FLT_MAX) / 4)) return decide_reference(row, contract, k);
+  rules::sampling(v, row, s, contract, b, c.ids, c.keys);
   return v;
 }
 

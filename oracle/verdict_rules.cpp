@@ -1,0 +1,83 @@
+#include "oracle/verdict_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace raceoracle::oracle::rules {
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Index into `keys` of the largest key, the lowest index among equals, skipping `skip`; -1 if none.
+std::ptrdiff_t argmax_lowest(const std::vector<double>& keys, std::ptrdiff_t skip = -1) {
+  std::ptrdiff_t best = -1;
+  for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(keys.size()); ++k) {
+    if (k == skip) continue;
+    if (best < 0 || keys[std::size_t(k)] > keys[std::size_t(best)]) best = k;
+  }
+  return best;
+}
+}  // namespace
+
+double ranking_key(double x, float noise, const RowScale& s) {
+  if (x == -kInf) return 0;
+  const double k = exact_key(x, noise, s);
+  return std::isnan(k) ? -1.0 : k;
+}
+
+RowBounds row_bounds(double min_x, const RowScale& s, const NumericsContract& c) {
+  const double delta_max = std::max(exponent_error(min_x, s, c), exponent_error(s.row_max, s, c));
+  const bool overflow = c.order == ScalingOrder::pre && prescale_overflows(min_x, s);
+  const RoundingFactors f = rounding_factors(c);
+  return {overflow ? kInf : std::exp(delta_max) * f.up, std::exp(-delta_max) * f.down, absolute_error(double(s.eps))};
+}
+
+void greedy(Verdict& v, std::int64_t token, double max, std::int64_t runner_up, double runner_up_logit) {
+  v.row_class = RowClass::greedy;
+  v.token = token;
+  v.key = max;
+  v.runner_up = runner_up;
+  if (runner_up >= 0) {
+    v.runner_up_key = runner_up_logit;
+    v.gap = max - runner_up_logit;
+  }
+  v.ambiguous = {token};  // greedy is bit-exact: nothing else may win
+}
+
+void sampling(Verdict& v, const RowView& row, const RowScale& s, const NumericsContract& c, const RowBounds& b,
+              const std::vector<std::int64_t>& ids, const std::vector<double>& keys) {
+  v.row_class = RowClass::sampling;
+  const std::ptrdiff_t win_at = argmax_lowest(keys);
+  v.token = ids[std::size_t(win_at)];
+  v.key = keys[std::size_t(win_at)];
+  if (const std::ptrdiff_t r = argmax_lowest(keys, win_at); r >= 0) {
+    v.runner_up = ids[std::size_t(r)];
+    v.runner_up_key = keys[std::size_t(r)];
+    v.gap = (v.key - v.runner_up_key) / v.key;
+  }
+  const KeyBound win = bound_key(row.logit(v.token), row.noise[v.token], s, c);
+  v.rho = win.rho();
+
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const std::int64_t j = ids[k];
+    if (j == v.token) continue;
+    const double x = row.logit(j);
+    if (x == -kInf || keys[k] * b.up_max + b.abs_max < win.lo) continue;  // masked ids never win
+    if (may_outrank(bound_key(x, row.noise[j], s, c), win)) v.ambiguous.push_back(j);
+  }
+  v.ambiguous.push_back(v.token);
+  std::sort(v.ambiguous.begin(), v.ambiguous.end());
+  // Exact ties (SPEC §3): ids at the row max with equal noise compute
+  // bit-identical keys (exp(0) = 1 in every stage), so only the lowest of
+  // them may win; drop the others.
+  std::vector<std::int64_t> kept;
+  for (std::int64_t j : v.ambiguous) {
+    const bool shadowed = row.logit(j) == s.row_max && std::any_of(kept.begin(), kept.end(), [&](std::int64_t k) {
+      return row.logit(k) == s.row_max && row.noise[k] == row.noise[j];
+    });
+    if (!shadowed) kept.push_back(j);
+  }
+  v.ambiguous = std::move(kept);
+}
+
+}  // namespace raceoracle::oracle::rules
