@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <limits>
@@ -52,26 +54,40 @@ NoiseTally::NoiseTally() {
     edges_.push_back(double(f));
   }
   counts_.assign(edges_.size(), 0);
+  edges_f_.assign(edges_.begin(), edges_.end());  // fp32 values, exactly
+  for (std::uint32_t k = 0; k < first_bin_.size(); ++k) {
+    const float lowest = std::bit_cast<float>(k << 16);
+    first_bin_[k] = std::uint8_t(std::upper_bound(edges_f_.begin(), edges_f_.end(), lowest) - edges_f_.begin() - 1);
+  }
   r_.min_positive = std::numeric_limits<double>::infinity();
 }
 
 void NoiseTally::add(const float* noise, std::int64_t n) {
+  float lo = float(r_.min_positive), hi = float(r_.max_finite);
+  const std::size_t last = edges_.size() - 1;
   for (std::int64_t i = 0; i < n; ++i) {
     const float e = noise[i];
-    ++r_.draws;
-    if (!(e >= 0.0f)) {
+    const std::uint32_t bits = std::bit_cast<std::uint32_t>(e), mag = bits & 0x7fffffffu;
+    if (mag > 0x7f800000u || (bits >> 31 && mag != 0)) {  // NaN or negative (-0 is a zero)
       ++r_.invalid;
       continue;
     }
-    if (std::isinf(e)) {
+    if (mag == 0x7f800000u) {
       ++r_.infinite;
       continue;
     }
-    if (e == 0.0f) ++r_.zeros;
-    else r_.min_positive = std::min(r_.min_positive, double(e));
-    r_.max_finite = std::max(r_.max_finite, double(e));
-    ++counts_[std::size_t(std::upper_bound(edges_.begin(), edges_.end(), double(e)) - edges_.begin() - 1)];
+    if (mag == 0) ++r_.zeros;
+    else lo = std::min(lo, e);
+    hi = std::max(hi, e);
+    // The bin of the smallest float sharing e's upper 16 bits, then the few
+    // edges inside that range: the bin of upper_bound(edges, e) - 1.
+    std::size_t b = first_bin_[mag >> 16];
+    while (b < last && e >= edges_f_[b + 1]) ++b;
+    ++counts_[b];
   }
+  r_.draws += n;
+  r_.min_positive = lo;
+  r_.max_finite = hi;
 }
 
 NoiseReport NoiseTally::finish() const {

@@ -4,6 +4,7 @@
 /// test whose bins reach far into both tails, so that a generator which
 /// truncates the tail (a uniform clamped away from 0) or piles draws on a
 /// floor is visible. Bins and thresholds: docs/DIVERGENCE.md, "The noise".
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ class NoiseTally {
   /// the body; edges finer than the sample can judge are merged away.
   std::vector<int> level_;
   std::vector<std::int64_t> counts_;
+  std::vector<float> edges_f_;  ///< edges_ as fp32 (each is one)
+  /// The bin of the smallest finite draw >= 0 whose upper 16 bits are k.
+  std::array<std::uint8_t, 0x7f80> first_bin_{};
   NoiseReport r_;
 };
 

@@ -34,8 +34,8 @@ struct LogitsDump {
 };
 
 LogitsDump read_logits(const std::string& path) {
-  return parse_file(path, [](const protocol::Safetensors& s) {
-    const protocol::Tensor& t = require_logits(s);
+  return parse_file(path, [](const protocol::SafetensorsFile& f) {
+    const protocol::TensorView t = require_logits(f);
     return LogitsDump{t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
   });
 }

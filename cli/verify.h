@@ -18,7 +18,19 @@
 
 namespace raceoracle::cli {
 
-/// A file in verify's format, every tensor and field checked.
+/// A file in verify's format, every tensor and field checked; its tensors
+/// where they lie (a mapped file, a document in memory).
+struct DumpTensors {
+  std::int64_t rows = 0, vocab = 0;
+  protocol::TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]
+  oracle::NumericsContract contract;
+  oracle::RaceConstants constants;
+};
+/// Checks a dump's tensors and metadata; throws SafetensorsError naming the problem.
+DumpTensors check_dump(const protocol::SafetensorsFile& f);
+DumpTensors check_dump(const protocol::Safetensors& s);
+
+/// A dump widened into memory, for commands that need it whole.
 struct Dump {
   std::int64_t rows = 0, vocab = 0;
   std::string logits_dtype;
@@ -28,19 +40,18 @@ struct Dump {
   oracle::RaceConstants constants;
   oracle::BatchView view() const;
 };
-/// The tensor `logits` [rows, V] (BF16, F16 or F32) of a document, checked:
-/// what every command that reads logits from a file requires.
-const protocol::Tensor& require_logits(const protocol::Safetensors& s);
-/// Throws SafetensorsError naming the problem.
-Dump parse_dump(const protocol::Safetensors& s);
 Dump read_dump(const std::string& path);  ///< errors name the path
 
-/// `parse` applied to the file at `path`; every SafetensorsError names the path.
+/// The tensor `logits` [rows, V] (BF16, F16 or F32), checked: what every
+/// command that reads logits from a file requires.
+protocol::TensorView require_logits(const protocol::SafetensorsFile& f);
+
+/// `parse` applied to the file at `path`, mapped; every SafetensorsError names the path.
 template <class Parse>
 auto parse_file(const std::string& path, Parse parse) {
-  const protocol::Safetensors s = protocol::read_safetensors(path);  // its errors name the path
+  const protocol::SafetensorsFile f(path);  // its errors name the path
   try {
-    return parse(s);
+    return parse(f);
   } catch (const protocol::SafetensorsError& e) {
     throw protocol::SafetensorsError(path + ": " + e.what());
   }
@@ -62,9 +73,12 @@ struct VerifyReport {
   bool ok() const { return unexplained == 0 && out_of_range == 0 && invalid_noise() == 0; }
 };
 
-/// Throws SafetensorsError with a clear message on a bad file.
-VerifyReport verify_file(const std::string& path, int max_failures = 10);
-/// The same for a document already read.
+/// Throws SafetensorsError with a clear message on a bad file. The file is
+/// mapped and decided a block of rows at a time; pages already decided are
+/// released, so memory stays that of one block whatever the file's size.
+/// `block_rows` 0: rows of about 64 MB a block.
+VerifyReport verify_file(const std::string& path, int max_failures = 10, std::int64_t block_rows = 0);
+/// The same for a document already in memory.
 VerifyReport verify_document(const protocol::Safetensors& s, int max_failures = 10);
 
 struct VerifyOptions {

@@ -1,11 +1,18 @@
 #include "protocol/safetensors.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "race/bf16.h"
 
@@ -66,49 +73,56 @@ std::size_t dtype_size(const std::string& d) {
   return 0;
 }
 
-std::int64_t Tensor::elements() const {
+std::int64_t TensorView::elements() const {
   std::int64_t n = 1;
   for (auto d : shape) n *= d;
   return n;
 }
 
-std::vector<float> Tensor::as_f32() const {
-  const std::size_t n = std::size_t(elements());
-  std::vector<float> out(n);
-  const unsigned char* p = bytes.data();
+void TensorView::widen_f32(std::int64_t first, std::int64_t n, float* out) const {
+  const unsigned char* p = data + std::size_t(first) * dtype_size(dtype);
   if (dtype == "F32") {
-    if (n > 0) std::memcpy(out.data(), p, n * 4);  // an empty tensor has no buffer to copy from
+    if (n > 0) std::memcpy(out, p, std::size_t(n) * 4);  // an empty tensor has no buffer to copy from
   } else if (dtype == "BF16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = race::widen_bf16(load<std::uint16_t>(p + 2 * i));
+    for (std::int64_t i = 0; i < n; ++i) out[i] = race::widen_bf16(load<std::uint16_t>(p + 2 * i));
   } else if (dtype == "F16") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = half_to_float(load<std::uint16_t>(p + 2 * i));
+    for (std::int64_t i = 0; i < n; ++i) out[i] = half_to_float(load<std::uint16_t>(p + 2 * i));
   } else {
     throw SafetensorsError("dtype " + dtype + " is not a floating-point type this tool reads (BF16, F16, F32)");
   }
+}
+
+std::vector<float> TensorView::as_f32() const {
+  std::vector<float> out(static_cast<std::size_t>(elements()));
+  widen_f32(0, elements(), out.data());
   return out;
 }
 
-std::vector<std::int64_t> Tensor::as_i64() const {
+std::vector<std::int64_t> TensorView::as_i64() const {
   const std::size_t n = std::size_t(elements());
   std::vector<std::int64_t> out(n);
   if (dtype == "I32") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int32_t>(bytes.data() + 4 * i);
+    for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int32_t>(data + 4 * i);
   } else if (dtype == "I64") {
-    for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int64_t>(bytes.data() + 8 * i);
+    for (std::size_t i = 0; i < n; ++i) out[i] = load<std::int64_t>(data + 8 * i);
   } else {
     throw SafetensorsError("dtype " + dtype + " is not an integer type this tool reads (I32, I64)");
   }
   return out;
 }
 
+static SafetensorsError missing_tensor(const std::string& name, const std::set<std::string>& have) {
+  std::string list;
+  for (const auto& k : have) list += (list.empty() ? "" : ", ") + k;
+  return SafetensorsError("missing tensor '" + name + "' (it has: " + (list.empty() ? "none" : list) + ")");
+}
+
 const Tensor& Safetensors::require(const std::string& name) const {
   auto it = tensors.find(name);
-  if (it == tensors.end()) {
-    std::string have;
-    for (const auto& [k, v] : tensors) have += (have.empty() ? "" : ", ") + k;
-    throw SafetensorsError("missing tensor '" + name + "' (it has: " + (have.empty() ? "none" : have) + ")");
-  }
-  return it->second;
+  if (it != tensors.end()) return it->second;
+  std::set<std::string> have;
+  for (const auto& [k, v] : tensors) have.insert(k);
+  throw missing_tensor(name, have);
 }
 
 /// A non-negative JSON integer below 2^63: a float (even 3e24) or a negative
@@ -202,31 +216,76 @@ std::string encode_header(const std::vector<TensorRef>& tensors, const std::map<
   return out + header;
 }
 
-Safetensors parse_safetensors(const unsigned char* bytes, std::size_t size) {
+namespace {
+/// The checked header of a whole document; its data starts at `data_start`.
+Header parse_document(const unsigned char* bytes, std::size_t size, std::uint64_t& data_start) {
   if (size < 8) throw SafetensorsError(std::to_string(size) + " bytes, too short for a safetensors header");
   const std::uint64_t header_len = load<std::uint64_t>(bytes);
   if (header_len > size - 8)
     throw SafetensorsError("header length " + std::to_string(header_len) + " is larger than the file (" +
                            std::to_string(size) + " bytes)");
-  const std::uint64_t data_start = 8 + header_len;
-  Header h = parse_header(std::string(reinterpret_cast<const char*>(bytes) + 8, header_len), size - data_start);
+  data_start = 8 + header_len;
+  return parse_header(std::string(reinterpret_cast<const char*>(bytes) + 8, header_len), size - data_start);
+}
+}  // namespace
+
+Safetensors parse_safetensors(const unsigned char* bytes, std::size_t size) {
+  std::uint64_t data_start = 0;
+  Header h = parse_document(bytes, size, data_start);
   return assemble(std::move(h), bytes + data_start);
 }
 
-Safetensors read_safetensors(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw SafetensorsError("cannot open " + path);
-  f.seekg(0, std::ios::end);
-  const std::uint64_t size = std::uint64_t(f.tellg());
-  f.seekg(0);
-  std::vector<unsigned char> bytes(size);
-  f.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(size));
-  if (!f) throw SafetensorsError(path + ": read failed");
+Safetensors read_safetensors(const std::string& path) { return SafetensorsFile(path).copy(); }
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw SafetensorsError("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw SafetensorsError(path + ": not a regular file");
+  }
+  size_ = std::size_t(st.st_size);
+  if (size_ > 0) {
+    map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map_ == MAP_FAILED) {
+      map_ = nullptr;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw SafetensorsError(path + ": cannot map: " + why);
+    }
+    ::madvise(map_, size_, MADV_SEQUENTIAL);
+  }
+  ::close(fd);  // the mapping keeps the file
   try {
-    return parse_safetensors(bytes.data(), bytes.size());
+    const auto* bytes = static_cast<const unsigned char*>(map_);
+    std::uint64_t data_start = 0;
+    header_ = parse_document(bytes, size_, data_start);
+    data_ = bytes + data_start;
   } catch (const SafetensorsError& e) {
+    if (map_) ::munmap(map_, size_);
     throw SafetensorsError(path + ": " + e.what());
   }
+}
+
+SafetensorsFile::~SafetensorsFile() {
+  if (map_) ::munmap(map_, size_);
+}
+
+TensorView SafetensorsFile::require(const std::string& name) const {
+  for (const Entry& e : header_.entries)
+    if (e.name == name) return {e.dtype, e.shape, data_ + e.begin, std::size_t(e.end - e.begin)};
+  std::set<std::string> have;
+  for (const Entry& e : header_.entries) have.insert(e.name);
+  throw missing_tensor(name, have);
+}
+
+Safetensors SafetensorsFile::copy() const { return assemble(header_, data_); }
+
+void SafetensorsFile::release(const void* p, std::size_t bytes) const {
+  const std::uintptr_t page = std::uintptr_t(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t a = (std::uintptr_t(p) + page - 1) / page * page, b = (std::uintptr_t(p) + bytes) / page * page;
+  if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);  // a read-only private map: read again if touched
 }
 
 void write_safetensors(const std::string& path, const Safetensors& s) {

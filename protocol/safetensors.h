@@ -18,14 +18,29 @@ struct SafetensorsError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A tensor's bytes where they lie (a document in memory, a mapped file).
+struct TensorView {
+  std::string dtype;  ///< "BF16", "F16", "F32", "I32", "I64", ...
+  std::vector<std::int64_t> shape;
+  const unsigned char* data = nullptr;
+  std::size_t bytes = 0;
+
+  std::int64_t elements() const;
+  std::vector<float> as_f32() const;         ///< BF16, F16, F32 widened exactly
+  std::vector<std::int64_t> as_i64() const;  ///< I32, I64
+  /// Elements [first, first + n) widened exactly into `out` (BF16, F16, F32).
+  void widen_f32(std::int64_t first, std::int64_t n, float* out) const;
+};
+
 struct Tensor {
   std::string dtype;  ///< "BF16", "F16", "F32", "I32", "I64", ...
   std::vector<std::int64_t> shape;
   std::vector<unsigned char> bytes;
 
-  std::int64_t elements() const;
-  std::vector<float> as_f32() const;         ///< BF16, F16, F32 widened exactly
-  std::vector<std::int64_t> as_i64() const;  ///< I32, I64
+  TensorView view() const { return {dtype, shape, bytes.data(), bytes.size()}; }
+  std::int64_t elements() const { return view().elements(); }
+  std::vector<float> as_f32() const { return view().as_f32(); }
+  std::vector<std::int64_t> as_i64() const { return view().as_i64(); }
 };
 
 struct Safetensors {
@@ -68,7 +83,35 @@ std::string encode_header(const std::vector<TensorRef>& tensors, const std::map<
 
 /// A whole document in memory, every claim checked (throws SafetensorsError).
 Safetensors parse_safetensors(const unsigned char* bytes, std::size_t size);
+/// A file read into memory (SafetensorsFile copied out); errors name the path.
 Safetensors read_safetensors(const std::string& path);
+
+/// A safetensors file mapped read-only, every claim of its header checked:
+/// tensors are views into the mapping, read from disk as they are touched,
+/// and `release` hands pages already used back, so a file of any size is
+/// read in the memory of what is being worked on. Errors name the path.
+class SafetensorsFile {
+ public:
+  explicit SafetensorsFile(const std::string& path);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
+  TensorView require(const std::string& name) const;  ///< throws naming the missing tensor
+  Safetensors copy() const;                            ///< every tensor, copied out
+  /// Drops the whole pages inside [p, p + bytes) from this process's memory
+  /// (they are read again if touched).
+  void release(const void* p, std::size_t bytes) const;
+
+ private:
+  std::string path_;
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+  Header header_;
+  const unsigned char* data_ = nullptr;
+};
 void write_safetensors(const std::string& path, const Safetensors& s);
 
 }  // namespace raceoracle::protocol

@@ -137,6 +137,41 @@ TEST_F(VerifyFiles, WrongTokensOutOfRangeAndBadNoiseFail) {
   EXPECT_EQ(r.failures.size(), 2u);
 }
 
+TEST_F(VerifyFiles, BlocksOfAnySizeAndUnalignedDataGiveTheSameReport) {
+  Safetensors s = sampled(7, 1000);
+  auto tokens = s.tensors["tokens"].as_i64();
+  std::vector<std::int32_t> t(tokens.begin(), tokens.end());
+  t[3] = (t[3] + 1) % 1000;
+  t[6] = -1;
+  s.tensors["tokens"] = tensor("I32", {7}, t);
+  const std::string aligned = write(s, "aligned.safetensors");
+  // The same document with one more header byte: every tensor starts at an odd address.
+  std::ifstream in(aligned, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::uint64_t n;
+  std::memcpy(&n, bytes.data(), 8);
+  bytes.insert(8 + n, " ");
+  ++n;
+  std::memcpy(bytes.data(), &n, 8);
+  const std::string odd = (dir / "odd.safetensors").string();
+  std::ofstream(odd, std::ios::binary) << bytes;
+
+  const VerifyReport want = verify_file(aligned, 10, 0);
+  EXPECT_EQ(want.unexplained, 1);
+  EXPECT_EQ(want.out_of_range, 1);
+  for (const auto& [path, block] : std::vector<std::pair<std::string, int>>{{aligned, 1}, {aligned, 3}, {odd, 0}, {odd, 2}}) {
+    const VerifyReport r = verify_file(path, 10, block);
+    SCOPED_TRACE(path + " block " + std::to_string(block));
+    EXPECT_EQ(r.identical, want.identical);
+    EXPECT_EQ(r.explained, want.explained);
+    EXPECT_EQ(r.unexplained, want.unexplained);
+    EXPECT_EQ(r.out_of_range, want.out_of_range);
+    EXPECT_EQ(r.failures, want.failures);
+    EXPECT_EQ(r.noise.draws, want.noise.draws);
+    EXPECT_EQ(r.noise.chi_squared, want.noise.chi_squared);
+  }
+}
+
 TEST_F(VerifyFiles, BadFilesAreClearErrors) {
   const Safetensors good = sampled(2, 100);
   const std::string path = write(good, "base.safetensors");
