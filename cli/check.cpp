@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/command_support.h"
@@ -41,12 +42,18 @@ int check(const CheckOptions& o) {
   report["device"] = kernels::device_description();
   report["seed"] = o.seed;
   report["cases"] = o.cases;
-  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property\n", kernels::backend_name(),
-              kernels::device_description().c_str(), static_cast<unsigned long long>(o.seed), o.cases);
+  report["cases_per_unit"] = o.cases_per_unit;
+  report["shard"] = {{"index", o.shard.index}, {"count", o.shard.count}};
+  const bool sharded = o.shard.count > 1;
+  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property%s\n", kernels::backend_name(),
+              kernels::device_description().c_str(), static_cast<unsigned long long>(o.seed), o.cases,
+              sharded ? (", shard " + o.shard.str()).c_str() : "");
   std::fflush(stdout);
   std::unique_ptr<protocol::ExternalSampler> sampler;
   const auto ks = subjects_of(o, sampler);
+  std::size_t unit = 0;  // the units of the run in their fixed order; this shard runs its own
   auto finish = [&](int failures) {
+    report["units"] = unit;
     report["failures"] = failures;
     report["seconds"] = since(start);
     report["verdict"] = failures == 0 ? "PASS" : "FAIL";
@@ -84,10 +91,16 @@ int check(const CheckOptions& o) {
         if (sampler) std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
         continue;
       }
-      const auto r = properties::run_property(p, *k, rs);
+      for (const properties::CaseChunk& c : properties::case_chunks(o.cases, o.seed, o.cases_per_unit)) {
+      const std::size_t u = unit++;
+      if (!o.shard.owns(u)) continue;
+      properties::RunSettings chunk{c.seed, c.cases, ""};
+      if (c.index > 0) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
+      const auto r = properties::run_property(p, *k, chunk);
       const bool ok = r.ok();
       failures += !ok;
-      std::printf("%-24s %-14s %-9s %7d %6.1fs\n", p.name.c_str(), k->name().c_str(),
+      const std::string name = c.of > 1 ? fmt::format("{} [{}/{}]", p.name, c.index + 1, c.of) : p.name;
+      std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
                   ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
       if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
       if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0)
@@ -96,11 +109,13 @@ int check(const CheckOptions& o) {
                                                "found by raceoracle check on " + k->name(), r.case_json).c_str());
       if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
       std::fflush(stdout);
-      report["properties"].push_back({{"property", p.name}, {"kernel", k->name()}, {"result", ok ? "pass" : "fail"},
+      report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
+                                      {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
                                       {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
                                       {"seconds", r.seconds}, {"uncovered", r.uncovered},
                                       {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
                                       {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
+      }
     }
 
   // 2. The mutant gate: every mutant must be killed by a property failure.
@@ -111,17 +126,16 @@ int check(const CheckOptions& o) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
     const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
-    std::vector<mutants::MutantReport> reports;
-    for (const auto& m : kernels::mutants()) {
-      reports.push_back(mutants::run_mutant(fixtures::subject_of(m), hs));
-      note(fmt::format("{}: {} ({:.1f} s)", m.name, reports.back().status(), reports.back().seconds));
-    }
-    std::printf("%s", mutants::table(reports).c_str());
-    for (const auto& r : reports) {
-      failures += !r.killed();
-      report["mutants"].push_back({{"mutant", r.mutant->name()}, {"status", r.status()}, {"killed_by", r.killers()}});
-    }
-    report["mutation_score"] = mutants::mutation_score(reports);
+    std::vector<const fixtures::Subject*> ms;
+    for (const auto& m : kernels::mutants()) ms.push_back(&fixtures::subject_of(m));
+    GateRun gate = run_gate(ms, hs, o.shard, unit);
+    unit += gate.units;
+    std::printf("%s", mutants::table(gate.reports).c_str());
+    if (sharded) std::printf("(a shard runs some pairs of each mutant: the gate is decided by `raceoracle merge`)\n");
+    else
+      for (const auto& r : gate.reports) failures += !r.killed();
+    report["mutants"] = gate.json;
+    report["mutation_score"] = mutants::mutation_score(gate.reports);
   }
 
   // 3. Agreement at the production shape, per case.
@@ -130,8 +144,12 @@ int check(const CheckOptions& o) {
               static_cast<long long>(o.agreement.vocab), oracle::to_string(o.agreement.dtype), o.agreement.batches);
   std::fflush(stdout);
   std::vector<AgreementCell> cells;
+  std::map<std::string, std::size_t> unit_of;  // one unit per subject
+  std::vector<const fixtures::Subject*> mine;
+  for (const auto* k : ks)
+    if (o.shard.owns(unit_of[k->name()] = unit++)) mine.push_back(k);
   try {
-    cells = run_agreement(ks, o.agreement, note);
+    if (!mine.empty()) cells = run_agreement(mine, o.agreement, note);
   } catch (const std::exception& e) {
     std::printf("agreement run failed: %s\n", e.what());
     report["agreement_error"] = e.what();
@@ -146,7 +164,7 @@ int check(const CheckOptions& o) {
                 static_cast<long long>(c.out_of_range));
     for (const auto& e : c.examples) std::printf("    %s\n", e.c_str());
     failures += c.unexplained + c.out_of_range > 0;
-    report["agreement"].push_back({{"kernel", c.kernel}, {"mask", c.mask}, {"temperature", c.temperature},
+    report["agreement"].push_back({{"unit", unit_of.at(c.kernel)}, {"kernel", c.kernel}, {"mask", c.mask}, {"temperature", c.temperature},
                                    {"rows", c.rows}, {"identical", c.identical}, {"explained", c.explained},
                                    {"unexplained", c.unexplained}, {"out_of_range", c.out_of_range}});
   }

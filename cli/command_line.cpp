@@ -27,8 +27,9 @@ struct CommandLine::Options {
   DivergenceOptions div;
   VerifyOptions ver;
   BenchOptions bo;
+  MergeOptions merge;
   std::string backend, dtype = "bf16", div_dtype = "bf16";
-  CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr;
+  CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr;
 };
 
 namespace {
@@ -53,6 +54,23 @@ CLI::Validator finite_in(double lo, double hi, bool open_low = false) {
       allowed);
 }
 const CLI::Validator kPositive = finite_in(0.0, INFINITY, true);
+
+/// --shard I/N on `app`, parsed into `shard`.
+void add_shard(CLI::App* app, properties::Shard& shard) {
+  app->add_option_function<std::string>(
+         "--shard", [&shard](const std::string& text) { shard = properties::parse_shard(text); },
+         "run shard I of N (0 <= I < N): N shards run exactly the unsharded work; join them with `raceoracle merge`")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              properties::parse_shard(text);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "I/N"));
+}
 
 /// A seed: decimal digits, below 2^64 (CLI11 would wrap -1 to 2^64 - 1 and
 /// clamp larger values silently).
@@ -129,6 +147,10 @@ CommandLine::CommandLine()
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file");
   o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
+  add_shard(o.c, o.check.shard);
+  o.c->add_option("--cases-per-unit", o.check.cases_per_unit,
+                  "a (subject, property) with more cases is split into units of about this many (sharding grain)")
+      ->check(CLI::Range(1, 1000000));
 
   o.m = app_.add_subcommand("mutants", "run every property against every mutant; report kills");
   o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all)");
@@ -141,6 +163,14 @@ CommandLine::CommandLine()
   o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)");
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
   o.m->add_flag("!--no-corpus", o.mut.corpus, "skip the regression corpus: random search alone must kill");
+  add_shard(o.m, o.mut.shard);
+  o.m->add_option("--json", o.mut.json, "write every (mutant, property) outcome, for `raceoracle merge`");
+
+  o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run into one");
+  o.mg->add_option("reports", o.merge.reports, "the shards' --json reports, every shard once")->required();
+  o.mg->add_option("--json", o.merge.json, "write the merged report (the unsharded run's JSON)");
+  o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)");
+  o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)");
 
   o.r = app_.add_subcommand("replay", "replay a property failure from its reproduce string");
   o.r->add_option("--property", o.rep.property, "property name")->required();
@@ -242,6 +272,7 @@ int CommandLine::run() {
     if (*o.d) return divergence(o.div);
     if (*o.bn) return bench(o.bo);
     if (*o.v) return verify(o.ver);
+    if (*o.mg) return merge(o.merge);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "raceoracle: error: %s\n", e.what());
     return 2;

@@ -24,4 +24,30 @@ mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeo
   return mutants::HarnessSettings{rs, timeout_s, true, ec ? std::string() : self.string()};
 }
 
+GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mutants::HarnessSettings& hs,
+                 const properties::Shard& shard, std::size_t first_unit,
+                 const std::function<void(const mutants::PairOutcome&)>& progress) {
+  const std::size_t per_mutant = properties::properties().size();
+  GateRun g;
+  std::vector<std::size_t> bases;
+  for (const fixtures::Subject* m : mutants) {
+    const std::size_t base = first_unit + g.units;
+    g.units += per_mutant;
+    bool any = false;
+    for (std::size_t i = 0; i < per_mutant; ++i) any |= shard.owns(base + i);
+    if (!any) continue;
+    note(m->name() + " ...");
+    g.reports.push_back(mutants::run_mutant(*m, hs, progress, [&](std::size_t i) { return shard.owns(base + i); }));
+    bases.push_back(base);
+  }
+  g.json = mutants::pairs_json(g.reports);
+  for (std::size_t r = 0; r < g.reports.size(); ++r)
+    for (auto& pair : g.json[r]["pairs"]) {
+      std::size_t i = 0;
+      while (properties::properties()[i].name != pair["property"].get<std::string>()) ++i;
+      pair["unit"] = bases[r] + i;
+    }
+  return g;
+}
+
 }  // namespace raceoracle::cli

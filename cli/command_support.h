@@ -1,10 +1,13 @@
 #pragma once
 /// What the commands share: progress notes, report files, the mutant harness's settings.
 #include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "mutants/harness.h"
 #include "mutants/report.h"
+#include "properties/shard.h"
 
 namespace raceoracle::cli {
 
@@ -18,5 +21,17 @@ void write_file(const std::string& path, const std::string& text);
 /// The harness settings for a mutant gate: every pair in a child process that
 /// execs this binary afresh (a GPU runtime does not survive fork).
 mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeout_s);
+
+/// The mutant gate's share of a sharded run: unit base + i is (mutant, property
+/// i); `first_unit` counts the units before the gate. Mutants with no unit in
+/// `shard` are not run; the JSON (mutants::pairs_json) numbers every pair.
+struct GateRun {
+  std::vector<mutants::MutantReport> reports;
+  nlohmann::json json;
+  std::size_t units = 0;  ///< every mutant's, run here or not
+};
+GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mutants::HarnessSettings& hs,
+                 const properties::Shard& shard, std::size_t first_unit,
+                 const std::function<void(const mutants::PairOutcome&)>& progress = {});
 
 }  // namespace raceoracle::cli

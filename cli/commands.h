@@ -6,6 +6,7 @@
 
 #include "cli/agreement.h"
 #include "cli/subjects.h"
+#include "properties/shard.h"
 
 namespace raceoracle::cli {
 
@@ -21,6 +22,8 @@ struct CheckOptions {
   AgreementSettings agreement;
   std::string json;  ///< write the machine-readable report here
   bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
+  properties::Shard shard;    ///< run only this shard's units (properties/shard.h)
+  int cases_per_unit = properties::kCasesPerUnit;
 };
 int check(const CheckOptions& o);
 
@@ -34,8 +37,19 @@ struct MutantsOptions {
   std::string report_json, matrix_md;
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
   bool corpus = true;        ///< replay the regression corpus first (off: random search alone)
+  properties::Shard shard;   ///< run only this shard's (mutant, property) pairs
+  std::string json;          ///< every pair's outcome, the report `raceoracle merge` joins
 };
 int mutants(const MutantsOptions& o);
+
+/// `raceoracle merge REPORT...`: the `--json` reports of the N shards of one
+/// run (`check` or `mutants`) joined into the unsharded report, with its
+/// verdict, mutation report (Stryker schema) and kill matrix.
+struct MergeOptions {
+  std::vector<std::string> reports;
+  std::string json, report_json, matrix_md;
+};
+int merge(const MergeOptions& o);
 
 struct ReplayOptions {
   std::string property, kernel, reproduce;

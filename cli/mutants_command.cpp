@@ -24,14 +24,11 @@ int mutants(const MutantsOptions& o) {
   properties::RunSettings rs{o.seed, o.cases, ""};
   if (!o.corpus) rs.corpus_dir.clear();
   const mutants::HarnessSettings hs = harness(rs, o.timeout_s);
-  std::vector<mutants::MutantReport> reports;
-  for (const auto* m : ms) {
-    note(m->name() + " ...");
-    reports.push_back(mutants::run_mutant(*m, hs, [](const mutants::PairOutcome& p) {
-      if (p.kind != mutants::PairOutcome::Kind::not_applicable)
-        note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
-    }));
-  }
+  const GateRun gate = run_gate(ms, hs, o.shard, 0, [](const mutants::PairOutcome& p) {
+    if (p.kind != mutants::PairOutcome::Kind::not_applicable)
+      note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
+  });
+  const std::vector<mutants::MutantReport>& reports = gate.reports;
   std::printf("%s", mutants::table(reports).c_str());
   // The first killer's counterexample per mutant; the report JSON has the rest.
   for (const auto& r : reports) {
@@ -46,6 +43,14 @@ int mutants(const MutantsOptions& o) {
   }
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
+  if (!o.json.empty())
+    write_file(o.json, nlohmann::json{{"seed", o.seed}, {"cases", o.cases}, {"units", gate.units},
+                                      {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
+                                      {"mutants", gate.json}}.dump(2) + "\n");
+  if (o.shard.count > 1) {
+    std::printf("shard %s: some pairs of each mutant; the gate is decided by `raceoracle merge`\n", o.shard.str().c_str());
+    return 0;
+  }
   int bad = 0;
   for (const auto& r : reports) {
     if (!r.killed()) {

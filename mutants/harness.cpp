@@ -187,11 +187,14 @@ std::string MutantReport::status() const {
 }
 
 MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
-                        const std::function<void(const PairOutcome&)>& progress) {
+                        const std::function<void(const PairOutcome&)>& progress,
+                        const std::function<bool(std::size_t)>& runs) {
   const auto start = Clock::now();
   MutantReport r;
   r.mutant = &m;
-  for (const properties::Property& p : properties::properties()) {
+  for (std::size_t i = 0; i < properties::properties().size(); ++i) {
+    if (runs && !runs(i)) continue;
+    const properties::Property& p = properties::properties()[i];
     PairOutcome o;
     if (!p.applies_to(m)) {
       o.property = p.name;

@@ -54,7 +54,10 @@ int pair_child_main(int argc, char** argv);
 /// `progress` is told each finished pair. A registered mutant runs each pair
 /// in a child (HarnessSettings::isolate); an external sampler already runs in
 /// a process of its own, watched by its client, so its pairs run here.
+/// `runs(i)`, when given, picks the properties (by index in the suite) this
+/// shard runs; the report then holds only their pairs.
 MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
-                        const std::function<void(const PairOutcome&)>& progress = {});
+                        const std::function<void(const PairOutcome&)>& progress = {},
+                        const std::function<bool(std::size_t)>& runs = {});
 
 }  // namespace raceoracle::mutants

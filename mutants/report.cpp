@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "properties/data_dir.h"
 
@@ -41,7 +42,44 @@ Location locate(kernels::Defect d) {
   return {"kernels/defect.h", 1};
 }
 
+Kind kind_from_string(const std::string& s) {
+  for (Kind k : {Kind::killed, Kind::survived, Kind::crashed, Kind::timed_out, Kind::not_applicable})
+    if (s == to_string(k)) return k;
+  throw std::invalid_argument("unknown pair outcome '" + s + "'");
+}
+
 }  // namespace
+
+nlohmann::json pairs_json(const std::vector<MutantReport>& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& m : r) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const PairOutcome& p : m.pairs)
+      pairs.push_back({{"property", p.property}, {"outcome", to_string(p.kind)}, {"counterexample", p.counterexample},
+                       {"replay", p.replay}, {"case", p.case_json}, {"detail", p.detail}, {"seconds", p.seconds}});
+    out.push_back({{"mutant", m.mutant->name()}, {"status", m.status()}, {"killed_by", m.killers()},
+                   {"seconds", m.seconds}, {"pairs", pairs}});
+  }
+  return out;
+}
+
+std::vector<MutantReport> reports_from_json(const nlohmann::json& j) {
+  std::vector<MutantReport> out;
+  for (const auto& m : j) {
+    const std::string name = m.at("mutant").get<std::string>();
+    const kernels::Kernel* k = kernels::find_kernel(name);
+    if (!k || !k->is_mutant()) throw std::invalid_argument("'" + name + "' is not a registered mutant");
+    MutantReport r;
+    r.mutant = &fixtures::subject_of(*k);
+    r.seconds = m.at("seconds").get<double>();
+    for (const auto& p : m.at("pairs"))
+      r.pairs.push_back({kind_from_string(p.at("outcome").get<std::string>()), p.at("property").get<std::string>(),
+                         p.at("counterexample").get<std::string>(), p.at("replay").get<std::string>(),
+                         p.at("case").get<std::string>(), p.at("detail").get<std::string>(), p.at("seconds").get<double>()});
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 double mutation_score(const std::vector<MutantReport>& r) {
   if (r.empty()) return 0;

@@ -1,0 +1,48 @@
+#!/bin/sh
+# N shards of `check` and of `mutants` together run exactly the unsharded
+# work: their merged reports equal the unsharded ones (timings aside), and a
+# missing, repeated or foreign shard is refused. Usage: shards.sh RACEORACLE DIR
+set -eu
+R=$1
+DIR=$2
+rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR"
+same() {  # two JSON reports equal but for their timings
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+def strip(j):
+    if isinstance(j, dict): return {k: strip(v) for k, v in j.items() if k != "seconds"}
+    if isinstance(j, list): return [strip(v) for v in j]
+    return j
+a, b = (strip(json.load(open(p))) for p in sys.argv[1:3])
+if a != b:
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k): print("differs in", k, ":", str(a.get(k))[:400], "\n  vs", str(b.get(k))[:400])
+    sys.exit(1)
+print("equal:", sys.argv[1], sys.argv[2], "-", a["units"], "units")
+PY
+}
+C="check --kernels fused-post baseline --properties TokensInRange GreedyIsExact MaskedIdsNeverWin --cases 40
+   --cases-per-unit 20 --no-mutants --rows 8 --vocab 1000 --no-save-failures"
+$R $C --json full.json > full.txt
+for i in 0 1 2; do $R $C --shard $i/3 --json c$i.json > c$i.txt; done
+$R merge c2.json c0.json c1.json --json merged.json
+same full.json merged.json
+grep -q "TokensInRange \[2/2\]" full.txt  # the grain split each (subject, property) in two
+
+M="mutants --mutants fused-post~result_clamp fused-post~no_m_safe --cases 20"
+$R $M --json mfull.json --report mfull-report.json --matrix mfull.md > mfull.txt
+for i in 0 1 2 3; do $R $M --shard $i/4 --json m$i.json > m$i.txt; done
+$R merge m0.json m1.json m2.json m3.json --json mmerged.json --report mmerged-report.json --matrix mmerged.md
+same mfull.json mmerged.json
+cmp mfull-report.json mmerged-report.json
+cmp mfull.md mmerged.md
+
+refused() {  # merge must fail, naming the problem in out.txt
+  if $R merge "$@" > out.txt 2>&1; then echo "merge accepted: $*"; exit 1; fi
+}
+refused c0.json c1.json && grep -q "shards 2 of 3 are missing" out.txt
+refused c0.json c1.json c1.json c2.json && grep -q "given twice" out.txt
+refused c0.json m1.json && grep -q "not shards of one run" out.txt
+$R check --shard 3/3 > out.txt 2>&1 && exit 1
+grep -q "expected I/N with 0 <= I < N" out.txt
+echo "shards: PASS"

@@ -1,0 +1,60 @@
+// The sharding building blocks: I/N parsing, units partitioned, case chunks.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "properties/shard.h"
+
+namespace raceoracle::properties {
+namespace {
+
+TEST(Shard, ParsesIOverNAndRefusesTheRest) {
+  const Shard s = parse_shard("2/5");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 5);
+  EXPECT_EQ(s.str(), "2/5");
+  for (const char* bad : {"", "3", "5/5", "-1/4", "1/0", "1/-2", "a/b", "1/2/3", "1 /2", "1/2x", "0.5/2"}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Shard, EveryUnitBelongsToExactlyOneShard) {
+  for (int n = 1; n <= 7; ++n)
+    for (std::size_t u = 0; u < 100; ++u) {
+      int owners = 0;
+      for (int i = 0; i < n; ++i) owners += Shard{i, n}.owns(u);
+      EXPECT_EQ(owners, 1) << "unit " << u << " of " << n << " shards";
+    }
+}
+
+TEST(CaseChunks, SplitTheCasesEvenlyAndKeepTheSeedForChunkZero) {
+  EXPECT_EQ(case_chunks(100, 7, 1000).size(), 1u);
+  EXPECT_EQ(case_chunks(100, 7, 1000)[0].seed, 7u);
+  EXPECT_EQ(case_chunks(100, 7, 1000)[0].cases, 100);
+  for (int cases : {1001, 2000, 2500, 9999, 10000}) {
+    const auto c = case_chunks(cases, 42, 1000);
+    int total = 0;
+    std::set<std::uint64_t> seeds;
+    for (const CaseChunk& k : c) {
+      total += k.cases;
+      seeds.insert(k.seed);
+      EXPECT_GE(k.cases, 500);
+      EXPECT_LE(k.cases, 1000);
+      EXPECT_EQ(k.of, int(c.size()));
+    }
+    EXPECT_EQ(total, cases);
+    EXPECT_EQ(seeds.size(), c.size()) << "chunks must draw different cases";
+    EXPECT_EQ(c[0].seed, 42u);
+    EXPECT_EQ(case_chunks(cases, 42, 1000)[1].seed, c[1].seed) << "chunks are fixed by (seed, k)";
+    EXPECT_NE(case_chunks(cases, 43, 1000)[1].seed, c[1].seed);
+  }
+}
+
+}  // namespace
+}  // namespace raceoracle::properties
