@@ -2,7 +2,12 @@
 // production-shape agreement run, on kernels or on an external sampler.
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -33,9 +38,64 @@ std::vector<const fixtures::Subject*> subjects_of(const CheckOptions& o,
   return out;
 }
 
+/// `args` without `flag VALUE` and `flag=VALUE`.
+std::vector<std::string> without(std::vector<std::string> args, const std::string& flag) {
+  for (std::size_t i = 1; i < args.size();) {
+    if (args[i] == flag && i + 1 < args.size()) args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+    else if (args[i].rfind(flag + "=", 0) == 0) args.erase(args.begin() + long(i));
+    else ++i;
+  }
+  return args;
+}
+
+/// `check --devices`: the same command as N shards in parallel, shard i in a
+/// process that sees only device i, each with its log; then their merge.
+int check_on_devices(const CheckOptions& o) {
+  if (o.shard.count > 1) throw std::invalid_argument("give --devices or --shard, not both");
+  const int n = o.devices > 0 ? o.devices : kernels::device_count();
+  if (n < 1) throw std::invalid_argument(std::string("--devices all: no ") + kernels::backend_name() + " device found");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("raceoracle-devices-{}", ::getpid());
+  fs::create_directories(dir);
+  std::error_code ec;
+  const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
+  std::vector<std::string> base = without(without(o.args, "--devices"), "--json");
+  std::printf("raceoracle check on %d device%s: shard i runs on device i; logs in %s\n", n, n == 1 ? "" : "s",
+              dir.c_str());
+  std::fflush(stdout);
+  std::vector<pid_t> pids;
+  MergeOptions m;
+  m.json = o.json;
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> args = base;
+    const std::string report = (dir / fmt::format("shard-{}.json", i)).string(), log = (dir / fmt::format("shard-{}.log", i)).string();
+    for (const std::string& a : {std::string("--shard"), fmt::format("{}/{}", i, n), std::string("--json"), report}) args.push_back(a);
+    m.reports.push_back(report);
+    const kernels::EnvSetting env = kernels::device_visibility(i);
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      if (!env.name.empty()) ::setenv(env.name.c_str(), env.value.c_str(), 1);
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(self.c_str(), argv.data());
+      ::_exit(127);
+    }
+    note(fmt::format("shard {}/{}{}: {}", i, n, env.name.empty() ? "" : " on " + env.name + "=" + env.value, log));
+    pids.push_back(pid);
+  }
+  for (const pid_t pid : pids) ::waitpid(pid, nullptr, 0);
+  return merge(m);
+}
+
 }  // namespace
 
 int check(const CheckOptions& o) {
+  if (o.devices != 0) return check_on_devices(o);
   const auto start = Clock::now();
   nlohmann::json report;
   report["backend"] = kernels::backend_name();

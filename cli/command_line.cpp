@@ -148,6 +148,10 @@ CommandLine::CommandLine()
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file");
   o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
   add_shard(o.c, o.check.shard);
+  o.c->add_option_function<std::string>(
+         "--devices", [&o](const std::string& v) { o.check.devices = v == "all" ? -1 : std::stoi(v); },
+         "all, or N: run N shards in parallel, one process a device, and merge their reports")
+      ->check(CLI::IsMember({"all"}) | CLI::Range(1, 1024));
   o.c->add_option("--cases-per-unit", o.check.cases_per_unit,
                   "a (subject, property) with more cases is split into units of about this many (sharding grain)")
       ->check(CLI::Range(1, 1000000));
@@ -249,6 +253,7 @@ CommandLine::~CommandLine() = default;
 void CommandLine::parse(int argc, const char* const* argv) {
   app_.parse(argc, argv);
   Options& o = *o_;
+  o.check.args.assign(argv, argv + argc);
   o.check.agreement.dtype = o.dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   o.check.agreement.seed = o.check.seed;
   o.div.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;

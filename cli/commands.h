@@ -24,6 +24,11 @@ struct CheckOptions {
   bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
   properties::Shard shard;    ///< run only this shard's units (properties/shard.h)
   int cases_per_unit = properties::kCasesPerUnit;
+  /// > 0: run as this many shards in parallel, one process a device, then
+  /// merge; -1: one a device this machine shows. `args` is the command line
+  /// the shards repeat.
+  int devices = 0;
+  std::vector<std::string> args;
 };
 int check(const CheckOptions& o);
 

@@ -135,6 +135,12 @@ int merge(const MergeOptions& o) {
   if (!o.json.empty()) write_file(o.json, out.dump(2) + "\n");
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
+  if (out.contains("properties"))
+    for (const json& p : out["properties"])
+      if (p["result"] != "pass")
+        std::printf("%s on %s: %s\n  %s\n  replay: %s\n", p["property"].get<std::string>().c_str(),
+                    p["kernel"].get<std::string>().c_str(), p["verdict"].get<std::string>().c_str(),
+                    p["counterexample"].get<std::string>().c_str(), p["replay"].get<std::string>().c_str());
   if (!reports.empty()) std::printf("%s", mutants::table(reports).c_str());
   std::printf("merged %d shards: %zu units, %d failure%s\nverdict: %s\n", n, want, failures, failures == 1 ? "" : "s",
               failures == 0 ? "PASS" : "FAIL");

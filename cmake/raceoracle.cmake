@@ -1,13 +1,35 @@
 # One registration function per kind of test.
 include_guard(GLOBAL)
 
-# raceoracle_add_test(NAME SOURCES... LIBS...) : a GoogleTest binary, tests discovered.
+# On a GPU backend, a test that launches kernels takes one GPU from CTest's
+# resource pool: with `ctest --resource-spec-file F` (ci/gpu-resources.sh
+# writes F) GPU tests run in parallel, one a GPU, and the GPU CTest hands a
+# test is the one it sees (kernels/device_memory.hip). Without a spec file
+# CTest ignores the groups. docs/SCALE.md.
+set(RACEORACLE_GPU_RESOURCES "")
+if(NOT RACEORACLE_BACKEND STREQUAL "cpu")
+  set(RACEORACLE_GPU_RESOURCES RESOURCE_GROUPS "gpus:1")
+endif()
+
+# raceoracle_gpu_tests(TEST...) : these tests take one GPU each.
+function(raceoracle_gpu_tests)
+  if(RACEORACLE_GPU_RESOURCES)
+    set_tests_properties(${ARGN} PROPERTIES ${RACEORACLE_GPU_RESOURCES})
+  endif()
+endfunction()
+
+# raceoracle_add_test(NAME SOURCES... LIBS... [GPU]) : a GoogleTest binary,
+# tests discovered; GPU: each takes one GPU.
 function(raceoracle_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "GPU" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}")
+  set(gpu "")
+  if(T_GPU)
+    set(gpu ${RACEORACLE_GPU_RESOURCES})
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}" ${gpu})
 endfunction()
 
 # raceoracle_add_mutant(NAME KILLED_BY Property...) : a test that runs every
@@ -17,7 +39,7 @@ function(raceoracle_add_mutant name)
   cmake_parse_arguments(M "" "" "KILLED_BY" ${ARGN})
   add_test(NAME Mutant.${name}
            COMMAND raceoracle mutants --mutants ${name} --expect-killed-by ${M_KILLED_BY})
-  set_tests_properties(Mutant.${name} PROPERTIES LABELS mutants TIMEOUT 900)
+  set_tests_properties(Mutant.${name} PROPERTIES LABELS mutants TIMEOUT 900 ${RACEORACLE_GPU_RESOURCES})
 endfunction()
 
 # raceoracle_find_python(VAR MODULES...) : the first python3 that imports every

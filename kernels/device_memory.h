@@ -13,6 +13,16 @@ const char* backend_name();  ///< "cpu", "nvidia" or "amd"
 int device_count();          ///< 0 when the backend has no usable device
 std::string device_description();
 
+/// The environment variable and value that make a child process see only
+/// device `index` of those this process sees (CUDA_VISIBLE_DEVICES or
+/// HIP_VISIBLE_DEVICES, an existing list respected); {"", ""} on cpu. A
+/// process that CTest gives a GPU (CTEST_RESOURCE_GROUP_0_GPUS, id:N) sets
+/// it for itself before the runtime starts.
+struct EnvSetting {
+  std::string name, value;
+};
+EnvSetting device_visibility(int index);
+
 /// Throw std::runtime_error naming the HIP error.
 void* device_alloc(std::size_t bytes);
 void device_free(void* p) noexcept;

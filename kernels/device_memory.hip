@@ -1,5 +1,6 @@
 #include "kernels/device_memory.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "kernels/device.h"
@@ -20,6 +21,38 @@ const char* backend_name() {
   return "amd";
 #endif
 }
+
+EnvSetting device_visibility(int index) {
+#if defined(RACEORACLE_BACKEND_CPU)
+  (void)index;
+  return {};
+#else
+  const std::string name = backend_name() == std::string("nvidia") ? "CUDA_VISIBLE_DEVICES" : "HIP_VISIBLE_DEVICES";
+  std::string value = std::to_string(index);
+  if (const char* seen = std::getenv(name.c_str()); seen && *seen) {  // the index-th entry of the list already set
+    std::string list = seen;
+    for (int i = 0; i < index && list.find(',') != std::string::npos; ++i) list.erase(0, list.find(',') + 1);
+    value = list.substr(0, list.find(','));
+  }
+  return {name, value};
+#endif
+}
+
+namespace {
+/// CTest's resource allocation (cmake/raceoracle.cmake): a test handed GPU
+/// "id:N,slots:1" sees only that GPU. Runs before main, so before the runtime.
+bool see_the_gpu_ctest_gives() {
+  const char* group = std::getenv("CTEST_RESOURCE_GROUP_0");
+  const char* gpus = std::getenv("CTEST_RESOURCE_GROUP_0_GPUS");
+  if (!group || std::string(group) != "gpus" || !gpus) return false;
+  const std::string spec = gpus;
+  const std::size_t at = spec.find("id:");
+  if (at == std::string::npos) return false;
+  const EnvSetting e = device_visibility(std::atoi(spec.c_str() + at + 3));
+  return !e.name.empty() && ::setenv(e.name.c_str(), e.value.c_str(), 1) == 0;
+}
+[[maybe_unused]] const bool kSeesTheCtestGpu = see_the_gpu_ctest_gives();
+}  // namespace
 
 int device_count() {
   int n = 0;

@@ -28,6 +28,8 @@ for i in 0 1 2; do $R $C --shard $i/3 --json c$i.json > c$i.txt; done
 $R merge c2.json c0.json c1.json --json merged.json
 same full.json merged.json
 grep -q "TokensInRange \[2/2\]" full.txt  # the grain split each (subject, property) in two
+$R $C --devices 2 --json devices.json > devices.txt  # two shards in parallel, merged
+same full.json devices.json
 
 M="mutants --mutants fused-post~result_clamp fused-post~no_m_safe --cases 20"
 $R $M --json mfull.json --report mfull-report.json --matrix mfull.md > mfull.txt
