@@ -54,6 +54,10 @@ int check_on_devices(const CheckOptions& o) {
   if (o.shard.count > 1) throw std::invalid_argument("give --devices or --shard, not both");
   const int n = o.devices > 0 ? o.devices : kernels::device_count();
   if (n < 1) throw std::invalid_argument(std::string("--devices all: no ") + kernels::backend_name() + " device found");
+  // On cpu a "device" is a process; on a GPU backend each shard needs a GPU of its own.
+  if (std::string(kernels::backend_name()) != "cpu" && n > kernels::device_count())
+    throw std::invalid_argument(fmt::format("--devices {}: this machine shows {} {} device(s)", n,
+                                            kernels::device_count(), kernels::backend_name()));
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("raceoracle-devices-{}", ::getpid());
   fs::create_directories(dir);
