@@ -49,6 +49,7 @@ DumpTensors check(const Lookup& require, const std::map<std::string, std::string
     throw SafetensorsError(fmt::format("tokens must be [{}], got {}", rows, protocol::shape_string(tk.shape)));
   d.rows = rows;
   d.vocab = V;
+  d.logits_dtype = d.logits.dtype;
   try {
     d.constants = protocol::parse_race_constants(metadata);
     d.contract = protocol::parse_contract(metadata);
@@ -69,11 +70,7 @@ constexpr std::int64_t kBlockBytes = std::int64_t(64) << 20;
 VerifyReport verify_tensors(const DumpTensors& d, int max_failures, const protocol::SafetensorsFile* file,
                             std::int64_t block_rows = 0) {
   VerifyReport r;
-  r.rows = d.rows;
-  r.vocab = d.vocab;
-  r.logits_dtype = d.logits.dtype;
-  r.constants = d.constants;
-  r.contract = d.contract;
+  static_cast<DumpFacts&>(r) = d;
   const std::int64_t V = d.vocab;
   const std::vector<float> temperatures = d.temperatures.as_f32();
   const std::vector<std::int64_t> tokens = d.tokens.as_i64();
@@ -150,11 +147,7 @@ Dump read_dump(const std::string& path) {
   return parse_file(path, [](const protocol::SafetensorsFile& f) {
     const DumpTensors t = check_dump(f);
     Dump d;
-    d.rows = t.rows;
-    d.vocab = t.vocab;
-    d.logits_dtype = t.logits.dtype;
-    d.contract = t.contract;
-    d.constants = t.constants;
+    static_cast<DumpFacts&>(d) = t;
     d.logits = t.logits.as_f32();
     d.noise = t.noise.as_f32();
     d.temperatures = t.temperatures.as_f32();

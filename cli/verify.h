@@ -18,26 +18,27 @@
 
 namespace raceoracle::cli {
 
-/// A file in verify's format, every tensor and field checked; its tensors
-/// where they lie (a mapped file, a document in memory).
-struct DumpTensors {
+/// What a dump in verify's format says of itself.
+struct DumpFacts {
   std::int64_t rows = 0, vocab = 0;
-  protocol::TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]
+  std::string logits_dtype;
   oracle::NumericsContract contract;
   oracle::RaceConstants constants;
+};
+
+/// A file in verify's format, every tensor and field checked; its tensors
+/// where they lie (a mapped file, a document in memory).
+struct DumpTensors : DumpFacts {
+  protocol::TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]
 };
 /// Checks a dump's tensors and metadata; throws SafetensorsError naming the problem.
 DumpTensors check_dump(const protocol::SafetensorsFile& f);
 DumpTensors check_dump(const protocol::Safetensors& s);
 
 /// A dump widened into memory, for commands that need it whole.
-struct Dump {
-  std::int64_t rows = 0, vocab = 0;
-  std::string logits_dtype;
+struct Dump : DumpFacts {
   std::vector<float> logits, noise, temperatures;  ///< widened exactly; noise [rows or 1, V]
   std::vector<std::int64_t> tokens;
-  oracle::NumericsContract contract;
-  oracle::RaceConstants constants;
   oracle::BatchView view() const;
 };
 Dump read_dump(const std::string& path);  ///< errors name the path
@@ -60,11 +61,7 @@ auto parse_file(const std::string& path, Parse parse) {
 /// The noise report as JSON, for every command that reads noise.
 nlohmann::json noise_json(const analysis::NoiseReport& n);
 
-struct VerifyReport {
-  std::int64_t rows = 0, vocab = 0;
-  std::string logits_dtype;
-  oracle::NumericsContract contract;
-  oracle::RaceConstants constants;
+struct VerifyReport : DumpFacts {
   std::int64_t identical = 0, explained = 0, out_of_contract = 0, unexplained = 0, out_of_range = 0;
   std::vector<std::string> failures;  ///< readable, the first few
   analysis::NoiseReport noise;
