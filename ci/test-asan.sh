@@ -9,12 +9,14 @@
 # misbehave); the Python samplers' runs (the protocol's own tests,
 # misbehaving samplers included, stay); the install test (an
 # ASan-instrumented library cannot link into the uninstrumented consumer it
-# builds); and the rate estimator's validation on 66,560 rows (30 s under
-# ASan; the divergence paths it takes run here in the other Divergence tests).
+# builds); the rate estimator's validation on 66,560 rows (30 s under
+# ASan; the divergence paths it takes run here in the other Divergence tests);
+# and the shard test, which runs `check` and `mutants` ten times over (the
+# shard building blocks run here in shard_tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
 cmake --preset cpu-asan >/dev/null
 cmake --build --preset cpu-asan -j"$(nproc)"
 ctest --preset cpu-asan -j"$(nproc)" \
-  -E "ProductionShape|^KernelTests\.(Warp32|ThreadOrder)$|^Cli\.CheckSmall$|^Mutant\.|^Samplers\.|^SamplerMutant\.|^Install\.|^Divergence\.RateEstimateHolds"
+  -E "ProductionShape|^KernelTests\.(Warp32|ThreadOrder)$|^Cli\.CheckSmall$|^Mutant\.|^Samplers\.|^SamplerMutant\.|^Install\.|^Divergence\.RateEstimateHolds|^Cli\.ShardsTogether"
