@@ -61,7 +61,7 @@ void decide_greedy(const RowView& row, float max, Verdict& v) {
   const bool lower = before.max >= after.max && token > 0;
   const float second = lower ? before.max : after.max;
   const std::int64_t at = lower ? find_logit(row, second, 0, token) : find_logit(row, second, token + 1, row.vocab);
-  rules::greedy(v, token, max, at, second);
+  rules::greedy(v, row, token, at);
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ Verdict decide_reference(const RowView& row, const NumericsContract& contract, c
     std::int64_t second = -1;
     for (std::int64_t i = 0; i < row.vocab; ++i)
       if (i != token && (second < 0 || x[i] > x[second])) second = i;
-    rules::greedy(v, token, m, second, second >= 0 ? x[second] : 0.0);
+    rules::greedy(v, row, token, second);
     return v;
   }
   const RowScale s{m, double(race::clamp_temperature(row.temperature)), k.eps};

@@ -32,14 +32,14 @@ RowBounds row_bounds(double min_x, const RowScale& s, const NumericsContract& c)
   return {overflow ? kInf : std::exp(delta_max) * f.up, std::exp(-delta_max) * f.down, absolute_error(double(s.eps))};
 }
 
-void greedy(Verdict& v, std::int64_t token, double max, std::int64_t runner_up, double runner_up_logit) {
+void greedy(Verdict& v, const RowView& row, std::int64_t token, std::int64_t runner_up) {
   v.row_class = RowClass::greedy;
   v.token = token;
-  v.key = max;
+  v.key = row.logit(token);
   v.runner_up = runner_up;
   if (runner_up >= 0) {
-    v.runner_up_key = runner_up_logit;
-    v.gap = max - runner_up_logit;
+    v.runner_up_key = row.logit(runner_up);
+    v.gap = v.key - v.runner_up_key;
   }
   v.ambiguous = {token};  // greedy is bit-exact: nothing else may win
 }

@@ -24,9 +24,10 @@ struct RowBounds {
 };
 RowBounds row_bounds(double min_x, const RowScale& s, const NumericsContract& c);
 
-/// A greedy row from its max M and runner-up: the lowest id at M, the lowest
-/// id of the best other value.
-void greedy(Verdict& v, std::int64_t token, double max, std::int64_t runner_up, double runner_up_logit);
+/// A greedy row from its token (the lowest id at the max) and runner-up (the
+/// lowest id of the best other value, -1 if none); keys are the ids' own
+/// logits, so +0 and -0 at the max read as they are stored.
+void greedy(Verdict& v, const RowView& row, std::int64_t token, std::int64_t runner_up);
 
 /// A sampling row from the ids `ids` (ascending) and their ranking keys. The
 /// verdict equals the one over every id as long as `ids` holds every id that

@@ -106,6 +106,21 @@ int cases() {
   return env ? std::max(1, std::atoi(env)) : 300;
 }
 
+TEST(OracleDifferential, SignedZerosAtTheMaxReadAsStored) {
+  // +0 and -0 compare equal: which one a max keeps depends on the order it
+  // reads them in. The verdict reads the token's own logit (found by fuzzing).
+  const float z = 0.0f, nz = -0.0f;
+  for (const std::vector<float>& x : {std::vector<float>{nz, z, -1.0f}, {z, nz, -1.0f}, {-1.0f, nz, nz, z}}) {
+    const std::vector<float> e(x.size(), 1.0f);
+    for (const float T : {0.0f, 1.0f}) {
+      const oracle::RowView row{x.data(), race::Dtype::f32, e.data(), std::int64_t(x.size()), T};
+      const Verdict fast = oracle::decide(row, {}), ref = oracle::decide_reference(row, {});
+      EXPECT_EQ(difference(fast, ref), "") << "T " << T << ": " << fast.describe();
+      EXPECT_TRUE(same(fast.key, T == 0 ? double(x[std::size_t(fast.token)]) : fast.key));
+    }
+  }
+}
+
 TEST(OracleDifferential, FastVerdictsEqualTheReferenceOnEveryRowClass) {
   const std::vector<race::NumericsContract> contracts = {
       {},                                                          // post, CUDA's expf
