@@ -156,29 +156,29 @@ int check(const CheckOptions& o) {
         continue;
       }
       for (const properties::CaseChunk& c : properties::case_chunks(o.cases, o.seed, o.cases_per_unit)) {
-      const std::size_t u = unit++;
-      if (!o.shard.owns(u)) continue;
-      properties::RunSettings chunk{c.seed, c.cases, ""};
-      if (c.index > 0) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
-      const auto r = properties::run_property(p, *k, chunk);
-      const bool ok = r.ok();
-      failures += !ok;
-      const std::string name = c.of > 1 ? fmt::format("{} [{}/{}]", p.name, c.index + 1, c.of) : p.name;
-      std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
-                  ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
-      if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
-      if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0)
-        std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
-                    properties::save_to_corpus(properties::default_corpus_dir(), p.name,
-                                               "found by raceoracle check on " + k->name(), r.case_json).c_str());
-      if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
-      std::fflush(stdout);
-      report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
-                                      {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
-                                      {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
-                                      {"seconds", r.seconds}, {"uncovered", r.uncovered},
-                                      {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
-                                      {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
+        const std::size_t u = unit++;
+        if (!o.shard.owns(u)) continue;
+        properties::RunSettings chunk{c.seed, c.cases, ""};
+        if (c.index > 0) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
+        const auto r = properties::run_property(p, *k, chunk);
+        const bool ok = r.ok();
+        failures += !ok;
+        const std::string name = c.of > 1 ? fmt::format("{} [{}/{}]", p.name, c.index + 1, c.of) : p.name;
+        std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
+                    ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
+        if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
+        if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0)
+          std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
+                      properties::save_to_corpus(properties::default_corpus_dir(), p.name,
+                                                 "found by raceoracle check on " + k->name(), r.case_json).c_str());
+        if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
+        std::fflush(stdout);
+        report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
+                                        {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
+                                        {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
+                                        {"seconds", r.seconds}, {"uncovered", r.uncovered},
+                                        {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
+                                        {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
       }
     }
 
