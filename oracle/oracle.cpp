@@ -103,13 +103,7 @@ const char* to_string(Outcome o) {
 }
 
 RowScale row_scale(const RowView& row, const RaceConstants& k) {
-  RowScale s;
-  s.eps = k.eps;
-  s.t = double(race::clamp_temperature(row.temperature));
-  double m = -std::numeric_limits<double>::infinity();
-  for (std::int64_t i = 0; i < row.vocab; ++i) m = std::max(m, row.logit(i));
-  s.row_max = m;
-  return s;
+  return {double(scan_logits(row).max), double(race::clamp_temperature(row.temperature)), k.eps};
 }
 
 Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& k) {
