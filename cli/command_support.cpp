@@ -41,12 +41,10 @@ GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mut
     bases.push_back(base);
   }
   g.json = mutants::pairs_json(g.reports);
+  // run_mutant keeps the owned pairs in suite order: the k-th is the k-th owned unit.
   for (std::size_t r = 0; r < g.reports.size(); ++r)
-    for (auto& pair : g.json[r]["pairs"]) {
-      std::size_t i = 0;
-      while (properties::properties()[i].name != pair["property"].get<std::string>()) ++i;
-      pair["unit"] = bases[r] + i;
-    }
+    for (std::size_t i = 0, k = 0; i < per_mutant; ++i)
+      if (shard.owns(bases[r] + i)) g.json[r]["pairs"][k++]["unit"] = bases[r] + i;
   return g;
 }
 
