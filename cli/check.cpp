@@ -150,7 +150,7 @@ int check(const CheckOptions& o) {
   properties::RunSettings rs{o.seed, o.cases, ""};
   for (const auto* k : ks)
     for (const auto& p : properties::properties()) {
-      if (!selected(p)) continue;
+      if (!selected(p) || (o.fail_fast && failures > 0)) continue;
       if (!p.applies_to(*k)) {
         if (sampler) std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
         continue;
@@ -159,7 +159,7 @@ int check(const CheckOptions& o) {
         const std::size_t u = unit++;
         if (!o.shard.owns(u)) continue;
         properties::RunSettings chunk{c.seed, c.cases, ""};
-        if (c.index > 0) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
+        if (c.index > 0 || !o.corpus) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
         const auto r = properties::run_property(p, *k, chunk);
         const bool ok = r.ok();
         failures += !ok;
@@ -186,7 +186,7 @@ int check(const CheckOptions& o) {
   if (o.mutants && sampler) {
     std::printf("\n== mutant gate ==\nn/a: the mutants are raceoracle's own kernels; gate a broken sampler with "
                 "`raceoracle mutants --sampler CMD`\n");
-  } else if (o.mutants) {
+  } else if (o.mutants && !(o.fail_fast && failures > 0)) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
     const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
@@ -203,7 +203,7 @@ int check(const CheckOptions& o) {
   }
 
   // 3. Agreement at the production shape, per case.
-  if (!o.run_agreement) return finish(failures);
+  if (!o.run_agreement || (o.fail_fast && failures > 0)) return finish(failures);
   std::printf("\n== agreement: %lld rows x %lld ids, %s, %d batch(es) ==\n", static_cast<long long>(o.agreement.rows),
               static_cast<long long>(o.agreement.vocab), oracle::to_string(o.agreement.dtype), o.agreement.batches);
   std::fflush(stdout);

@@ -147,6 +147,8 @@ CommandLine::CommandLine()
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file");
   o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
+  o.c->add_flag("!--no-corpus", o.check.corpus, "skip the regression corpus: random search alone must find failures");
+  o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the property suite at its first failure (mutation runs)");
   add_shard(o.c, o.check.shard);
   o.c->add_option_function<std::string>(
          "--devices", [&o](const std::string& v) { o.check.devices = v == "all" ? -1 : std::stoi(v); },

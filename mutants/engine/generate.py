@@ -1,0 +1,187 @@
+"""Generates the schemata sources and the mutant list from the kernel sources
+(kernels/*.hip and kernels/race.h), through clang's AST of the translation
+units the cpu build compiles. A mutant the compiler rejects (a switch in a
+place that must stay a constant expression, an operator its types lack) is
+recorded as CompileError and left out of the schemata."""
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+
+import ast_scan
+import schemata
+import sites as ops
+from sources import Source
+
+TARGET_GLOBS = ("kernels/*.hip", "kernels/race.h")
+_MUTANT_ID = re.compile(r"RACEORACLE_MUTANT\((\d+)\)")
+
+
+def target_files(root):
+    files = []
+    for g in TARGET_GLOBS:
+        files += glob.glob(os.path.join(root, g))
+    return sorted(os.path.normpath(f) for f in files)
+
+
+def _compile_commands(build_dir):
+    with open(os.path.join(build_dir, "compile_commands.json")) as f:
+        db = json.load(f)
+    return {os.path.normpath(os.path.join(e["directory"], e["file"])): e for e in db}
+
+
+def _arguments(entry):
+    return entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+
+
+def _without_output(args):
+    out, skip = [], False
+    for a in args[1:]:
+        if skip:
+            skip = False
+        elif a in ("-o", "-c"):
+            skip = a == "-o"
+        else:
+            out.append(a)
+    return out
+
+
+def scan(root, build_dir, clang="clang++-14"):
+    """All sites, by file, and the TUs (with their compile entries) that hold them."""
+    targets = set(target_files(root))
+    db = _compile_commands(build_dir)
+    units = [f for f in targets if f.endswith(".hip") and f in db]
+    missing = [f for f in targets if f.endswith(".hip") and f not in db]
+    if missing:
+        raise RuntimeError(f"not in {build_dir}/compile_commands.json: {missing} (configure a cpu build first)")
+    sources = {f: Source(f) for f in targets}
+    found = {f: [] for f in targets}
+    for unit in units:
+        entry = db[unit]
+        args = [clang] + [a for a in _without_output(_arguments(entry)) if a != unit]
+        args += ["-fsyntax-only", "-Wno-everything", "-fno-color-diagnostics", "-Xclang", "-ast-dump", unit]
+        roots = ast_scan.dump_nodes(args, targets, entry["directory"])
+        for path, src in sources.items():
+            bodies = ops.runtime_bodies(src, roots)
+            const = ops.const_spans(src, roots)
+            here = ops.node_sites(src, roots)
+            here += [s for s in ops.macro_sites(src, bodies) if not any(a <= s.lo < b for a, b in const)]
+            found[path] += here
+    return sources, found, {u: db[u] for u in units}
+
+
+def _compile_errors(entry, unit_out, gen_dir, compiler=None):
+    args = _without_output(_arguments(entry))
+    cmd = [compiler or _arguments(entry)[0], "-I" + gen_dir] + [a for a in args if a != entry["file"]]
+    cmd = [a for a in cmd if os.path.normpath(os.path.join(entry["directory"], a)) != os.path.normpath(
+        os.path.join(entry["directory"], entry["file"]))]
+    cmd += ["-fsyntax-only", "-fno-diagnostics-color", "-fmax-errors=50", unit_out]
+    p = subprocess.run(cmd, cwd=entry["directory"], capture_output=True, text=True)
+    return p.returncode, p.stderr
+
+
+def generate(root, build_dir, out_dir, max_rounds=12, log=print):
+    sources, found, units = scan(root, build_dir)
+    rejected = {}  # alternative id -> compiler's reason
+    all_alts = []
+    top = {}
+    for path in sources:
+        t, crossing = schemata.build_tree(found[path])
+        top[path] = t
+        found[path] = [s for s in _flatten(t)]
+        if crossing:
+            log(f"  {os.path.relpath(path, root)}: {len(crossing)} crossing sites left out")
+    if schemata.assign_ids({p: found[p] for p in sources}) >= 65536:
+        raise RuntimeError("more mutants than RACEORACLE_MUTANT_LIMIT (schemata.h)")
+    for path in sources:
+        for s in found[path]:
+            all_alts += [(path, s, a) for a in s.alternatives]
+    for round_ in range(max_rounds):
+        paths = _write(root, out_dir, sources, top)
+        bad = {}
+        for unit, entry in units.items():
+            rc, err = _compile_errors(entry, paths[unit], out_dir)
+            if rc == 0:
+                continue
+            ids = _ids_in_error(err, out_dir)
+            if not ids:
+                raise RuntimeError("the schemata do not compile, and no mutant is to blame:\n" + err[-6000:])
+            for i in ids:
+                bad.setdefault(i, err.split("\n", 1)[0][:300])
+        if not bad:
+            break
+        log(f"  round {round_ + 1}: {len(bad)} mutants rejected by the compiler")
+        rejected.update(bad)
+        for path, s, a in all_alts:
+            if getattr(a, "id", None) in bad:
+                a.id = None
+    else:
+        raise RuntimeError("the schemata still do not compile after %d rounds" % max_rounds)
+    mutants = []
+    for path, s, a in all_alts:
+        src = sources[path]
+        (l0, c0), (l1, c1) = src.line_col(s.lo), src.line_col(s.hi)
+        entry = {"file": os.path.relpath(path, root), "start": {"line": l0, "column": c0},
+                 "end": {"line": l1, "column": c1}, "mutator": a.mutator, "replacement": a.shown,
+                 "original": src.text[s.lo:s.hi]}
+        entry["key"] = mutant_key(entry)
+        if a.id is None:
+            entry["status"] = "CompileError"
+        else:
+            entry["id"] = a.id
+        mutants.append(entry)
+    ids = {m["key"] for m in mutants}
+    if len(ids) != len(mutants):
+        raise RuntimeError("two mutants share a key")
+    with open(os.path.join(out_dir, "mutants.json"), "w") as f:
+        json.dump({"files": {os.path.relpath(p, root): sources[p].text for p in sources}, "mutants": mutants}, f,
+                  indent=1)
+    return mutants
+
+
+def mutant_key(m):
+    """A mutant's name across runs: file, position, operator and replacement."""
+    s, e = m["start"], m["end"]
+    return f'{m["file"]}:{s["line"]}:{s["column"]}-{e["line"]}:{e["column"]}:{m["mutator"]}:{m["replacement"]}'
+
+
+def _flatten(top):
+    for s in top:
+        yield s
+        yield from _flatten(s.children)
+
+
+def _write(root, out_dir, sources, top):
+    paths = {}
+    for path, src in sources.items():
+        out = os.path.join(out_dir, os.path.relpath(path, root))
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        text = schemata.render_file(src, top[path])
+        if not os.path.exists(out) or open(out).read() != text:
+            with open(out, "w") as f:
+                f.write(text)
+        paths[path] = out
+    return paths
+
+
+def _ids_in_error(err, out_dir):
+    """Mutant ids on the generated lines the compiler points at (errors and
+    their notes), or on the line before when the line holds none."""
+    ids = set()
+    for m in re.finditer(r"^(\S+?):(\d+):\d+: (error|note|required from)", err, re.M):
+        path, line = m.group(1), int(m.group(2))
+        if not path.startswith(out_dir) and not os.path.abspath(path).startswith(os.path.abspath(out_dir)):
+            continue
+        try:
+            lines = open(path).read().split("\n")
+        except OSError:
+            continue
+        for k in (line - 1, line - 2):
+            if 0 <= k < len(lines):
+                found = _MUTANT_ID.findall(lines[k])
+                if found:
+                    ids.update(int(i) for i in found)
+                    break
+    return ids

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Mutants made by machine from the kernel sources (mutants/engine/README.md).
+
+  mutate.py generate --build-dir build/cpu --out DIR     schemata + DIR/mutants.json
+  mutate.py run --exe raceoracle-schemata --mutants DIR/mutants.json [--sample N]
+                [--seed S] [--cases C] [--jobs J] [--report R.json] [--json OUT]
+
+`run` fails (exit 1) when a mutant survives without an analysis, when an
+analysis no longer names a mutant, or when the score of the non-equivalent
+mutants is below --min-score.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import generate  # noqa: E402
+import report  # noqa: E402
+import runner  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+CI_SEED = 20261130  # race::kCiSeed
+
+
+def cmd_generate(a):
+    os.makedirs(a.out, exist_ok=True)
+    ms = generate.generate(ROOT, os.path.abspath(a.build_dir), os.path.abspath(a.out))
+    ok = sum("id" in m for m in ms)
+    print(f"mutate: {len(ms)} mutants in {len({m['file'] for m in ms})} files, {ok} in the schemata, "
+          f"{len(ms) - ok} rejected by the compiler")
+    return 0
+
+
+def cmd_run(a):
+    with open(a.mutants) as f:
+        data = json.load(f)
+    mutants = data["mutants"]
+    chosen = runner.sample(mutants, a.sample) if a.sample else mutants
+    if a.only:
+        chosen = [m for m in mutants if m["key"] in set(a.only)]
+    analyses = report.load_analyses(a.analyses)
+    stale = sorted(set(analyses) - {m["key"] for m in mutants})
+    data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
+    base, reached = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir)
+    timeout = a.timeout or max(30.0, 5 * base)
+    uncovered = {m["key"]: {"status": "NoCoverage", "killedBy": [], "seconds": 0}
+                 for m in chosen if "id" in m and m["id"] not in reached}
+    chosen_run = [m for m in chosen if m["key"] not in uncovered]
+    print(f"mutate: {len([m for m in chosen if 'id' in m])} mutants ({len(uncovered)} never reached by the suite), "
+          f"seed {a.seed}, {a.cases} cases, {a.jobs} at a time; the unmutated suite takes {base:.1f} s, "
+          f"the limit is {timeout:.0f} s")
+    sys.stdout.flush()
+    start = time.monotonic()
+    results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir,
+                             progress=lambda s: (print(s), sys.stdout.flush()))
+    results.update(uncovered)
+    rows = report.judge(chosen, results, analyses)
+    print()
+    print(report.table(rows))
+    print(f"({time.monotonic() - start:.0f} s)")
+    surv = report.survivors(rows)
+    if surv:
+        print("\nsurvivors and equivalents:\n" + surv)
+    if a.report:
+        with open(a.report, "w") as f:
+            json.dump(report.stryker(rows, data["files"]), f, indent=1)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"seed": a.seed, "cases": a.cases, "results": results}, f, indent=1)
+    failures = []
+    unexplained = [r["key"] for r in rows if r["status"] in ("Survived", "NoCoverage") and r["key"] not in analyses]
+    if unexplained:
+        failures.append(f"{len(unexplained)} survivor(s) without an analysis in {a.analyses}")
+    if stale and not a.sample and not a.only:
+        failures.append(f"{len(stale)} analysis(es) name no mutant of these sources: {stale[:3]}")
+    if a.sample:
+        gaps = [r["key"] for r in rows if r["status"] in ("Survived", "NoCoverage")]
+        if gaps:
+            failures.append(f"{len(gaps)} sampled non-equivalent mutant(s) survived: {gaps}")
+    d, n = report.score(rows)
+    if n and 100.0 * d / n < a.min_score:
+        failures.append(f"score {100.0 * d / n:.1f}% is below {a.min_score}%")
+    for f in failures:
+        print("mutate: FAIL: " + f)
+    return 1 if failures else 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("generate", help="write the schemata sources and mutants.json")
+    g.add_argument("--build-dir", required=True, help="a configured cpu build (its compile_commands.json)")
+    g.add_argument("--out", required=True)
+    r = sub.add_parser("run", help="run mutants through the property suite")
+    r.add_argument("--exe", required=True, help="the raceoracle-schemata executable")
+    r.add_argument("--mutants", required=True, help="mutants.json from generate")
+    r.add_argument("--seed", type=int, default=CI_SEED)
+    r.add_argument("--cases", type=int, default=100)
+    r.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 5x the unmutated run, >= 30)")
+    r.add_argument("--sample", type=int, default=0, help="run a fixed sample of this many mutants")
+    r.add_argument("--only", nargs="*", help="run these mutant keys")
+    r.add_argument("--analyses", default=os.path.join(HERE, "survivors.json"))
+    r.add_argument("--min-score", type=float, default=95.0)
+    r.add_argument("--report", help="write the Stryker mutation-testing report here")
+    r.add_argument("--json", help="write every mutant's result here")
+    a = p.parse_args()
+    try:
+        return cmd_generate(a) if a.command == "generate" else cmd_run(a)
+    except (RuntimeError, OSError, ValueError) as e:
+        print(f"mutate: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""Runs machine-made mutants through the property suite, each in a child
+process of the schemata build (`raceoracle-schemata check ... --fail-fast`
+with RACEORACLE_MUTANT=id), and judges them the way Stryker does:
+
+  Killed        a property failed
+  Timeout       the run passed the time limit (a hang: detected)
+  RuntimeError  the process died or stopped with an error (detected)
+  Survived      every property passed
+  NoCoverage    the suite never runs the mutant's site (found by the unmutated run)
+  Ignored       an equivalent mutant, by its analysis (mutants/engine/survivors.json)
+  CompileError  the compiler rejected the mutant (generate)
+"""
+import concurrent.futures
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+# The subjects that run a file's code: a mutant there is judged on them alone.
+SUBJECTS = {
+    "kernels/fused.hip": ["fused-post", "fused-pre"],
+    "kernels/baseline.hip": ["baseline"],
+}
+ALL_SUBJECTS = ["fused-post", "fused-pre", "baseline"]
+DETECTED = ("Killed", "Timeout", "RuntimeError")
+
+
+def subjects_for(file):
+    return SUBJECTS.get(file, ALL_SUBJECTS)
+
+
+def sample(mutants, n):
+    """A fixed sample: the n runnable mutants whose keys hash lowest. It
+    depends on the kernel sources alone, and spreads over files and operators."""
+    runnable = [m for m in mutants if "id" in m]
+    return sorted(runnable, key=lambda m: hashlib.sha1(m["key"].encode()).hexdigest())[:n]
+
+
+def _command(exe, m, seed, cases, report):
+    return [exe, "check", "--backend", "cpu", "--kernels", *subjects_for(m["file"]), "--no-mutants", "--no-agreement",
+            "--no-save-failures", "--no-corpus", "--fail-fast", "--seed", str(seed), "--cases", str(cases),
+            "--json", report]
+
+
+def run_one(exe, m, seed, cases, timeout_s, data_dir, extra_env=None):
+    """One mutant: its status, the properties that killed it, seconds."""
+    with tempfile.TemporaryDirectory(prefix="raceoracle-mutant-") as tmp:
+        report = os.path.join(tmp, "check.json")
+        env = dict(os.environ, RACEORACLE_MUTANT=str(m.get("id", 0)), **(extra_env or {}))
+        if data_dir:
+            env["RACEORACLE_DATA_DIR"] = data_dir
+        start = time.monotonic()
+        p = subprocess.Popen(_command(exe, m, seed, cases, report), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             env=env, start_new_session=True, text=True, errors="replace")
+        try:
+            out, _ = p.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            return {"status": "Timeout", "killedBy": [], "seconds": time.monotonic() - start,
+                    "detail": f"no verdict after {timeout_s:.0f} s"}
+        seconds = time.monotonic() - start
+        failed = []
+        try:
+            with open(report) as f:
+                r = json.load(f)
+            failed = [f'{x["property"]} on {x["kernel"]}' for x in r.get("properties", []) if x["result"] != "pass"]
+        except (OSError, ValueError):
+            r = None
+        if p.returncode == 0:
+            return {"status": "Survived", "killedBy": [], "seconds": seconds}
+        if p.returncode == 1 and failed:
+            return {"status": "Killed", "killedBy": failed, "seconds": seconds}
+        why = f"signal {-p.returncode}" if p.returncode < 0 else f"exit code {p.returncode}"
+        return {"status": "RuntimeError", "killedBy": [], "seconds": seconds, "detail": why + ": " + out[-300:].strip()}
+
+
+def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=print):
+    """Runs `mutants` (those with an id) `jobs` at a time; returns {key: result}."""
+    results = {}
+    todo = [m for m in mutants if "id" in m]
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(run_one, exe, m, seed, cases, timeout_s, data_dir): m for m in todo}
+        for f in concurrent.futures.as_completed(futures):
+            m = futures[f]
+            results[m["key"]] = f.result()
+            done += 1
+            r = results[m["key"]]
+            if progress and (r["status"] not in DETECTED or done % 25 == 0 or done == len(todo)):
+                progress(f"  [{done}/{len(todo)}] {r['status']:<12} {m['key']}  ({r['seconds']:.1f} s)")
+    return results
+
+
+def unmutated_run(exe, seed, cases, timeout_s, data_dir=None):
+    """The schemata with no mutant switched on must pass: else every kill is
+    void. Returns its seconds and the ids of the sites it ran (coverage): a
+    mutant whose site never runs cannot be killed by this suite (NoCoverage)."""
+    with tempfile.TemporaryDirectory(prefix="raceoracle-coverage-") as tmp:
+        path = os.path.join(tmp, "reached")
+        r = run_one(exe, {"file": "", "key": "none"}, seed, cases, timeout_s, data_dir,
+                    {"RACEORACLE_MUTANT_COVERAGE": path})
+        if r["status"] != "Survived":
+            raise RuntimeError(f"the schemata build without a mutant does not pass the suite ({r['status']}: "
+                               f"{r.get('detail') or r['killedBy']}); fix that first")
+        with open(path) as f:
+            reached = {int(x) for x in f.read().split()}
+    return r["seconds"], reached
