@@ -108,16 +108,20 @@ std::string agrees_with_oracle(const LawContext& c) {
 }
 
 std::string greedy_is_exact(const LawContext& c) {
-  // Run twice: with the case's noise, then with every noise value NaN. A
-  // greedy row reads no noise, so both must give the oracle's token exactly.
+  // Run twice: with the case's noise, then with noise that differs id by id
+  // (NaN, 0, -1, +inf, subnormal, huge, -0, 2^-24 in turn). A greedy row reads
+  // no noise, so both must give the oracle's token exactly; noise changed the
+  // same way on every id could hide a kernel that reads some ids' noise.
   Batch blind = c.batch;
-  std::fill(blind.noise.begin(), blind.noise.end(), std::numeric_limits<float>::quiet_NaN());
+  const float uneven[] = {std::numeric_limits<float>::quiet_NaN(), 0.0f, -1.0f, std::numeric_limits<float>::infinity(),
+                          1e-40f, 3.4e38f, -0.0f, 0x1p-24f};
+  for (std::size_t i = 0; i < blind.noise.size(); ++i) blind.noise[i] = uneven[(i * 5 + i / 7) % 8];
   const auto v = c.batch.decide(c.subject.contract());
   for (const Batch* b : std::initializer_list<const Batch*>{&c.batch, &blind}) {
     const Ran r = launch(c.subject, *b, c.config);
     if (!r.error.empty()) return r.error;
     const std::string bad = first_bad_row(
-        *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise became NaN",
+        *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise changed id by id",
         [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
           return race::is_greedy(b->temperatures[std::size_t(row)], b->greedy_eps) && valid(vr) && t != vr.token;
         });

@@ -30,10 +30,31 @@ fixtures::gen::CaseOptions rows_of(std::vector<RowKind> k, std::vector<int> temp
   return o;
 }
 
+std::vector<fixtures::MatrixEdge> all_edges() {
+  std::vector<fixtures::MatrixEdge> e;
+  for (int i = 0; i < fixtures::kMatrixEdges; ++i) e.push_back(fixtures::MatrixEdge(i));
+  return e;
+}
+std::vector<fixtures::MatrixRow> all_matrix_rows() {
+  std::vector<fixtures::MatrixRow> r;
+  for (int i = 0; i < fixtures::kMatrixRows; ++i) r.push_back(fixtures::MatrixRow(i));
+  return r;
+}
+/// Rows x every edge; the out-of-contract cells only when asked.
+fixtures::MatrixRequirement crossed(std::vector<fixtures::MatrixRow> rows, bool out_of_contract = false) {
+  return {std::move(rows), all_edges(), out_of_contract};
+}
+
 std::vector<Property> make_properties() {
   using K = RowKind;
   using T = fixtures::TemperatureIndex;
   using C = fixtures::Cover;
+  using R = fixtures::MatrixRow;
+  const std::vector<R> every_row = all_matrix_rows();
+  const std::vector<R> greedy_rows{R::greedy_t_zero, R::greedy_t_minus_zero, R::greedy_t_negative, R::greedy_t_at_eps};
+  std::vector<R> sampling_rows;
+  for (R r : every_row)
+    if (!fixtures::is_greedy(r)) sampling_rows.push_back(r);
   const std::vector<K> in_contract{K::realistic, K::greedy_ties, K::masked_tiles, K::scattered_inf, K::forced,
                                    K::fully_masked, K::dominating_final, K::near_tie, K::exact_tie, K::noise_edges};
   fixtures::gen::CaseOptions large_stride = rows_of({K::realistic, K::dominating_final, K::greedy_ties});
@@ -46,62 +67,73 @@ std::vector<Property> make_properties() {
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row, C::vocab_tail, C::whole_masked_tile, C::exact_tie_at_max, C::near_tie,
                       C::t_above_greedy_eps, C::t_below_clamp, C::noise_zero, C::noise_2_pow_minus_24, C::bf16_logits,
-                      C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner}},
+                      C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner},
+       .matrix = crossed(every_row)},
       {.name = "GreedyIsExact",
        .statement = "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
        .law = greedy_is_exact,
        .inputs = rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie},
                          {T::zero, T::greedy_eps, T::negative, T::zero}),
-       .must_cover = {C::greedy_tie_within_tile, C::greedy_tie_across_tiles, C::t_is_greedy_eps, C::negative_t}},
+       .must_cover = {C::greedy_tie_within_tile, C::greedy_tie_across_tiles, C::t_is_greedy_eps, C::negative_t},
+       .matrix = crossed(greedy_rows)},
       {.name = "MaskedIdsNeverWin",
        .statement = "a -inf id never wins while any id is unmasked",
        .law = masked_ids_never_win,
        .inputs = rows_of({K::masked_tiles, K::scattered_inf, K::forced}),
-       .must_cover = {C::whole_masked_tile, C::noise_zero}},
+       .must_cover = {C::whole_masked_tile, C::noise_zero},
+       .matrix = crossed({R::partially_masked, R::masked_whole_tile, R::forced})},
       {.name = "ForcedRowGivesForcedId",
        .statement = "a row with one unmasked id gives it, for every T",
        .law = forced_row_gives_forced_id,
        .inputs = rows_of({K::forced}),
-       .must_cover = {C::forced_row, C::forced_id_in_last_tile}},
+       .must_cover = {C::forced_row, C::forced_id_in_last_tile},
+       .matrix = crossed({R::forced})},
       {.name = "FullyMaskedRowIsZero",
        .statement = "an all -inf row gives id 0",
        .law = fully_masked_row_is_zero,
        .inputs = rows_of({K::fully_masked, K::masked_tiles}),
-       .must_cover = {C::fully_masked_row}},
+       .must_cover = {C::fully_masked_row},
+       .matrix = crossed({R::fully_masked})},
       {.name = "TokensInRange",
        .statement = "every token is in [0, V), out-of-contract rows included",
        .law = tokens_in_range,
        .inputs = any_rows(),
-       .must_cover = {C::out_of_contract_row, C::vocab_tail, C::vocab_1}},
+       .must_cover = {C::out_of_contract_row, C::vocab_tail, C::vocab_1},
+       .matrix = crossed(every_row, true)},
       {.name = "PartialsAreFinite",
        .statement = "stage 1 never writes a NaN key, a NaN max or an id outside its tile",
        .law = partials_are_finite,
        .inputs = rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
        .must_cover = {C::whole_masked_tile, C::fully_masked_row},
+       .matrix = crossed({R::partially_masked, R::masked_whole_tile, R::fully_masked, R::sampling_t_ordinary}),
        .needs = Needs::partials},
       {.name = "FusedMatchesBaseline",
        .statement = "fused and baseline agree on the same noise, modulo explained divergence",
        .law = fused_matches_baseline,
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row, C::near_tie},
+       .matrix = crossed(every_row),
        .case_divisor = 2},
       {.name = "Deterministic",
        .statement = "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
        .law = deterministic,
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row},
+       .matrix = crossed(every_row),
        .case_divisor = 4},
       {.name = "KeyErrorWithinBound",
        .statement = "every stage-1 key lies inside its certified error interval",
        .law = key_error_within_bound,
        .inputs = rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
        .must_cover = {C::multi_tile_row, C::bf16_logits},
+       .matrix = crossed(sampling_rows),
        .needs = Needs::partials},
       {.name = "NanIsolation",
        .statement = "a NaN logit acts as a masked id: it changes nothing else",
        .law = nan_isolation,
        .inputs = rows_of({K::nan_logits}),
-       .must_cover = {C::nan_logit}},
+       .must_cover = {C::nan_logit},
+       .matrix = {every_row, {fixtures::MatrixEdge::logit_nan}, true}},
       {.name = "SentinelEscapesVisibly",
        .statement = "stage 2 passes an escaped sentinel through (no result clamp)",
        .law = sentinel_escapes_visibly,
@@ -218,6 +250,25 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       }
     }
   }
+  // The coverage matrix, by construction: one case per (edge, dtype).
+  fixtures::CellSet cells;
+  if (s.reproduce.empty()) {
+    for (const fixtures::CaseSpec& spec : fixtures::matrix_cases(p.matrix)) {
+      const fixtures::Batch b = fixtures::materialize(spec);
+      cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
+      ++out.cases;
+      const std::string failure = p.law(LawContext{k, b, fixtures::config_of(spec)});
+      const std::string breakdown = k.take_breakdown();
+      if (!failure.empty() || !breakdown.empty()) {
+        out.verdict = breakdown.empty() ? PropertyResult::Verdict::failed : PropertyResult::Verdict::error;
+        out.counterexample = fmt::format("{} on {} (coverage-matrix case)\n  case: {}\n  {}", p.name, k.name(),
+                                         fixtures::describe(spec), breakdown.empty() ? failure : breakdown);
+        out.case_json = fixtures::to_json(spec);
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return out;
+      }
+    }
+  }
   fixtures::CoverSet covered;
   std::string last_failure, last_json, breakdown;
   const auto gen = fixtures::gen::batch(p.inputs);
@@ -228,6 +279,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     const fixtures::Batch b = fixtures::materialize(spec);
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     covered |= fixtures::coverage(b, cfg.block_v);
+    cells |= fixtures::cells_met(b, cfg.block_v);
     ++cases;
     const std::string failure = p.law(LawContext{k, b, cfg});
     if (std::string why = k.take_breakdown(); !why.empty()) {
@@ -290,6 +342,8 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
   } else if (s.reproduce.empty()) {
     for (const fixtures::Cover c : p.required_coverage(k))
       if (!fixtures::has(covered, c)) out.uncovered.push_back(fixtures::to_string(c));
+    for (const fixtures::MatrixCell& c : fixtures::required_cells(p.matrix))
+      if (!cells.test(fixtures::index(c))) out.uncovered.push_back(c.str());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

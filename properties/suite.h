@@ -8,6 +8,7 @@
 
 #include "fixtures/coverage.h"
 #include "fixtures/generators.h"
+#include "fixtures/matrix.h"
 #include "fixtures/subject.h"
 #include "properties/laws.h"
 
@@ -29,6 +30,9 @@ struct Property {
   Law law = nullptr;
   fixtures::gen::CaseOptions inputs;
   std::vector<fixtures::Cover> must_cover;
+  /// The row class x edge cells it must meet (matrix.h); its matrix cases
+  /// run after the corpus and before the random search.
+  fixtures::MatrixRequirement matrix;
   Needs needs = Needs::tokens;
   int case_divisor = 1;  ///< expensive properties run cases / case_divisor
 
