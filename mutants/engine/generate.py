@@ -1,6 +1,8 @@
 """Generates the schemata sources and the mutant list from the kernel sources
 (kernels/*.hip and kernels/race.h), through clang's AST of the translation
-units the cpu build compiles. A mutant the compiler rejects (a switch in a
+units the cpu build compiles. Only device code is mutated (the bodies of
+`__global__` and `__device__` functions): host code there checks arguments
+and launches, and is judged by tests/kernels, not by the property suite. A mutant the compiler rejects (a switch in a
 place that must stay a constant expression, an operator its types lack) is
 recorded as CompileError and left out of the schemata."""
 import glob
@@ -64,11 +66,11 @@ def scan(root, build_dir, clang="clang++-14"):
         args += ["-fsyntax-only", "-Wno-everything", "-fno-color-diagnostics", "-Xclang", "-ast-dump", unit]
         roots = ast_scan.dump_nodes(args, targets, entry["directory"])
         for path, src in sources.items():
-            bodies = ops.runtime_bodies(src, roots)
+            bodies = ops.device_bodies(src, roots)
             const = ops.const_spans(src, roots)
             here = ops.node_sites(src, roots)
             here += [s for s in ops.macro_sites(src, bodies) if not any(a <= s.lo < b for a, b in const)]
-            found[path] += here
+            found[path] += [s for s in here if ops.in_spans(s, bodies)]
     return sources, found, {u: db[u] for u in units}
 
 
@@ -136,8 +138,8 @@ def generate(root, build_dir, out_dir, max_rounds=12, log=print):
     if len(ids) != len(mutants):
         raise RuntimeError("two mutants share a key")
     with open(os.path.join(out_dir, "mutants.json"), "w") as f:
-        json.dump({"files": {os.path.relpath(p, root): sources[p].text for p in sources}, "mutants": mutants}, f,
-                  indent=1)
+        files = {os.path.relpath(p, root): sources[p].text.encode("latin-1").decode("utf-8") for p in sources}
+        json.dump({"files": files, "mutants": mutants}, f, indent=1)
     return mutants
 
 
@@ -159,9 +161,10 @@ def _write(root, out_dir, sources, top):
         out = os.path.join(out_dir, os.path.relpath(path, root))
         os.makedirs(os.path.dirname(out), exist_ok=True)
         text = schemata.render_file(src, top[path])
-        if not os.path.exists(out) or open(out).read() != text:
-            with open(out, "w") as f:
-                f.write(text)
+        data = text.encode("latin-1")
+        if not os.path.exists(out) or open(out, "rb").read() != data:
+            with open(out, "wb") as f:
+                f.write(data)
         paths[path] = out
     return paths
 
@@ -175,7 +178,7 @@ def _ids_in_error(err, out_dir):
         if not path.startswith(out_dir) and not os.path.abspath(path).startswith(os.path.abspath(out_dir)):
             continue
         try:
-            lines = open(path).read().split("\n")
+            lines = open(path, encoding="latin-1").read().split("\n")
         except OSError:
             continue
         for k in (line - 1, line - 2):

@@ -42,6 +42,9 @@ def cmd_run(a):
     chosen = runner.sample(mutants, a.sample) if a.sample else mutants
     if a.only:
         chosen = [m for m in mutants if m["key"] in set(a.only)]
+    if a.part:
+        i, n = (int(x) for x in a.part.split("/"))
+        chosen = [m for k, m in enumerate(chosen) if k % n == i]
     analyses = report.load_analyses(a.analyses)
     stale = sorted(set(analyses) - {m["key"] for m in mutants})
     data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
@@ -55,8 +58,14 @@ def cmd_run(a):
           f"the limit is {timeout:.0f} s")
     sys.stdout.flush()
     start = time.monotonic()
+    def save(results):
+        if a.json:
+            with open(a.json + ".part", "w") as f:
+                json.dump({"seed": a.seed, "cases": a.cases, "results": dict(results, **uncovered)}, f)
+            os.replace(a.json + ".part", a.json)
+
     results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir,
-                             progress=lambda s: (print(s), sys.stdout.flush()))
+                             progress=lambda s: (print(s), sys.stdout.flush()), save=save)
     results.update(uncovered)
     rows = report.judge(chosen, results, analyses)
     print()
@@ -65,12 +74,29 @@ def cmd_run(a):
     surv = report.survivors(rows)
     if surv:
         print("\nsurvivors and equivalents:\n" + surv)
+    rates = {}
+    if a.seeds:
+        killed = [m for m in chosen if results.get(m["key"], {}).get("status") in runner.DETECTED]
+        seeds = list(range(1, a.seeds + 1))
+        print(f"\nmutate: the {len(killed)} detected mutants at seeds {seeds[0]}..{seeds[-1]}")
+        sys.stdout.flush()
+        by_seed = runner.run_seeds(a.exe, killed, seeds, a.cases, a.jobs, timeout, data_dir,
+                                   progress=lambda s: (print(s), sys.stdout.flush()))
+        for m in killed:
+            hits = 1 + sum(st in runner.DETECTED for st in by_seed.get(m["key"], {}).values())
+            rates[m["key"]] = {"detected": hits, "of": 1 + len(seeds),
+                               "missed_at": sorted(s for s, st in by_seed.get(m["key"], {}).items() if st not in runner.DETECTED)}
+        short = {k: v for k, v in rates.items() if v["detected"] < v["of"]}
+        print(f"kill rate over {1 + len(seeds)} seeds: {len(rates) - len(short)} of {len(rates)} detected mutants "
+              f"at every seed")
+        for k, v in sorted(short.items()):
+            print(f"  {v['detected']}/{v['of']}  {k}  (missed at seeds {v['missed_at']})")
     if a.report:
         with open(a.report, "w") as f:
             json.dump(report.stryker(rows, data["files"]), f, indent=1)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"seed": a.seed, "cases": a.cases, "results": results}, f, indent=1)
+            json.dump({"seed": a.seed, "cases": a.cases, "results": results, "kill_rates": rates}, f, indent=1)
     failures = []
     unexplained = [r["key"] for r in rows if r["status"] in ("Survived", "NoCoverage") and r["key"] not in analyses]
     if unexplained:
@@ -104,6 +130,9 @@ def main():
     r.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 5x the unmutated run, >= 30)")
     r.add_argument("--sample", type=int, default=0, help="run a fixed sample of this many mutants")
     r.add_argument("--only", nargs="*", help="run these mutant keys")
+    r.add_argument("--part", help="I/N: run every N-th mutant from the I-th (split a run over machines)")
+    r.add_argument("--seeds", type=int, default=0,
+                   help="also run each detected mutant at seeds 1..N and report its kill rate over seeds")
     r.add_argument("--analyses", default=os.path.join(HERE, "survivors.json"))
     r.add_argument("--min-score", type=float, default=95.0)
     r.add_argument("--report", help="write the Stryker mutation-testing report here")

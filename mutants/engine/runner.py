@@ -21,7 +21,7 @@ import time
 
 # The subjects that run a file's code: a mutant there is judged on them alone.
 SUBJECTS = {
-    "kernels/fused.hip": ["fused-post", "fused-pre"],
+    "kernels/fused.hip": ["fused-post"],  # one template for both scaling orders; race.h holds what differs
     "kernels/baseline.hip": ["baseline"],
 }
 ALL_SUBJECTS = ["fused-post", "fused-pre", "baseline"]
@@ -78,20 +78,37 @@ def run_one(exe, m, seed, cases, timeout_s, data_dir, extra_env=None):
         return {"status": "RuntimeError", "killedBy": [], "seconds": seconds, "detail": why + ": " + out[-300:].strip()}
 
 
-def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=print):
-    """Runs `mutants` (those with an id) `jobs` at a time; returns {key: result}."""
+def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=print, save=None):
+    """Runs `mutants` (those with an id) `jobs` at a time; returns {key: result}.
+    `save(results)`, when given, is called after each mutant (a long run that
+    is stopped keeps what it found)."""
+    return run_jobs(exe, [(m, seed) for m in mutants if "id" in m], cases, jobs, timeout_s, data_dir, progress, save,
+                    key=lambda m, s: m["key"])
+
+
+def run_seeds(exe, mutants, seeds, cases, jobs, timeout_s, data_dir=None, progress=print):
+    """Each mutant at each seed: {key: {seed: status}} (the kill rate over seeds)."""
+    done = run_jobs(exe, [(m, s) for m in mutants for s in seeds], cases, jobs, timeout_s, data_dir, progress, None,
+                    key=lambda m, s: (m["key"], s))
+    out = {}
+    for (k, s), r in done.items():
+        out.setdefault(k, {})[s] = r["status"]
+    return out
+
+
+def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, key):
     results = {}
-    todo = [m for m in mutants if "id" in m]
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_one, exe, m, seed, cases, timeout_s, data_dir): m for m in todo}
+        futures = {pool.submit(run_one, exe, m, s, cases, timeout_s, data_dir): (m, s) for m, s in jobs_list}
         for f in concurrent.futures.as_completed(futures):
-            m = futures[f]
-            results[m["key"]] = f.result()
+            m, s = futures[f]
+            r = results[key(m, s)] = f.result()
             done += 1
-            r = results[m["key"]]
-            if progress and (r["status"] not in DETECTED or done % 25 == 0 or done == len(todo)):
-                progress(f"  [{done}/{len(todo)}] {r['status']:<12} {m['key']}  ({r['seconds']:.1f} s)")
+            if save:
+                save(results)
+            if progress and (r["status"] not in DETECTED or done % 50 == 0 or done == len(jobs_list)):
+                progress(f"  [{done}/{len(jobs_list)}] {r['status']:<12} {m['key']} seed {s}  ({r['seconds']:.1f} s)")
     return results
 
 

@@ -274,7 +274,7 @@ def node_sites(src, roots):
 def macro_sites(src, bodies):
     """Constants that are macros (INFINITY, NAN, INT_MAX): the AST places
     them in the system headers, so they are found as tokens of the function
-    bodies (`bodies`: spans of runtime code)."""
+    bodies (`bodies`: spans of device code)."""
     found = []
     for name, values in _MACRO_CONSTANTS.items():
         for m in re.finditer(r"\b%s\b" % name, src.text):
@@ -286,17 +286,35 @@ def macro_sites(src, bodies):
     return found
 
 
-def runtime_bodies(src, roots):
-    """Spans of function bodies outside constant contexts."""
+_DEVICE = re.compile(r"\b(__device__|__global__)\b")
+
+
+def device_bodies(src, roots):
+    """Spans of the bodies of device functions (`__global__`, `__device__`),
+    lambdas in them included: the code the property suite judges. A body is
+    a function's if its CompoundStmt is a root (the declaration began in a
+    macro) or a function's child; its declaration is the code since the last
+    `;` or `}` before it."""
     spans = []
     for node in walk(roots):
-        if node.kind in ("FunctionDecl", "CXXMethodDecl") and node.file == src.path and not node.const_context:
-            for c in node.children:
-                if c.kind == "CompoundStmt":
-                    s = _span(src, c)
-                    if s:
-                        spans.append(s)
+        if node.kind != "CompoundStmt" or node.file != src.path or node.const_context:
+            continue
+        if node.parent is not None and node.parent.kind not in ("FunctionDecl", "CXXMethodDecl"):
+            continue
+        s = _span(src, node)
+        if not s:
+            continue
+        k = s[0] - 1
+        while k >= 0 and not (src.code_mask[k] and src.text[k] in ";}"):
+            k -= 1
+        declaration = "".join(ch for ch, code in zip(src.text[k + 1:s[0]], src.code_mask[k + 1:s[0]]) if code)
+        if _DEVICE.search(declaration):
+            spans.append(s)
     return spans
+
+
+def in_spans(site, spans):
+    return any(a <= site.lo and site.hi <= b for a, b in spans)
 
 
 def const_spans(src, roots):

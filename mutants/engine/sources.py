@@ -12,8 +12,9 @@ _NUMBER = re.compile(r"\.?\d(?:[eEpP][+-]|[\w.'])*")
 class Source:
     def __init__(self, path):
         self.path = path
+        # One character per byte: clang's columns and offsets count bytes.
         with open(path, "rb") as f:
-            self.text = f.read().decode("utf-8")
+            self.text = f.read().decode("latin-1")
         self.line_starts = [0]
         for i, ch in enumerate(self.text):
             if ch == "\n":
@@ -21,7 +22,7 @@ class Source:
         self.code_mask = _code_mask(self.text)
 
     def offset(self, line, col):
-        """clang's 1-based line and byte column -> offset (the files are ASCII in code)."""
+        """clang's 1-based line and byte column -> offset."""
         return self.line_starts[line - 1] + col - 1
 
     def line_col(self, offset):
@@ -53,7 +54,8 @@ class Source:
         return offset + 1
 
     def is_code(self, lo, hi):
-        return all(self.code_mask[lo:hi])
+        """Both ends of [lo, hi) are code (comments inside are copied as they are)."""
+        return self.code_mask[lo] and self.code_mask[hi - 1]
 
     def back_over_space(self, offset):
         """The offset just past the last non-space character before `offset`."""
