@@ -189,12 +189,12 @@ __device__ __forceinline__ float race_exp(float a) {
   return expf(a);
 }
 
-/// The exponent of the race key, (x - m) / t, in the given order: <= 0 or
-/// NaN, as x <= m_safe for every id that is not NaN.
+/// The exponent of the race key, (x - m) / t, in the given order: <= 0 or NaN (a NaN x); pre-scale
+/// clamps m / t at -FLT_MAX, so that a max whose scaled value overflows still gives exp(-inf) = 0.
 template <ScalingOrder ORDER>
 __device__ __forceinline__ float race_exponent(float x, float m_safe, float inv_t) {
   if (ORDER == ScalingOrder::post) return (x - m_safe) * inv_t;
-  return x * inv_t - m_safe * inv_t;
+  return x * inv_t - fmaxf(m_safe * inv_t, -0x1.fffffep127f);
 }
 
 /// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division. The
