@@ -160,13 +160,15 @@ std::string partials_are_finite(const LawContext& c) {
   const auto v = c.batch.decide(c.subject.contract());
   const auto& p = r.run.partials;
   for (std::int64_t row = 0; row < c.batch.rows; ++row) {
-    if (!valid(v[std::size_t(row)])) continue;
+    // Keys and maxima are judged on rows in contract; a tile's id on every
+    // row: no input makes an id outside the tile (past V, say) a tile's winner.
+    const bool judged = valid(v[std::size_t(row)]);
     const bool greedy = race::is_greedy(c.batch.temperatures[std::size_t(row)], c.batch.greedy_eps);
     for (std::int64_t t = 0; t < p.tiles; ++t) {
       const std::size_t k = std::size_t(row * p.tiles + t);
       const std::int64_t lo = t * c.config.block_v, hi = std::min(c.batch.vocab, lo + c.config.block_v);
-      const bool key_ok = greedy ? !std::isnan(p.key[k]) : (std::isfinite(p.key[k]) && p.key[k] >= 0);
-      const bool m_ok = !std::isnan(p.m[k]) && p.m[k] != kInf;
+      const bool key_ok = !judged || (greedy ? !std::isnan(p.key[k]) : (std::isfinite(p.key[k]) && p.key[k] >= 0));
+      const bool m_ok = !judged || (!std::isnan(p.m[k]) && p.m[k] != kInf);
       const bool idx_ok = p.idx[k] >= lo && p.idx[k] < hi;
       if (!key_ok || !m_ok || !idx_ok)
         return fmt::format("partials of row {} tile {} (ids {}..{}) are part_m={} part_key={} part_idx={}\n  {}", row, t,

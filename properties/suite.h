@@ -53,6 +53,9 @@ struct RunSettings {
   std::string reproduce;  ///< a RapidCheck reproduce string: replay that counterexample only
   /// Saved counterexamples replayed before the random search; empty: none.
   std::string corpus_dir = default_corpus_dir();
+  /// Run the coverage-matrix cases and require the law's cells (a run split
+  /// into chunks does so in its first chunk only).
+  bool matrix = true;
 };
 
 struct PropertyResult {

@@ -5,9 +5,9 @@
   mutate.py run --exe raceoracle-schemata --mutants DIR/mutants.json [--sample N]
                 [--seed S] [--cases C] [--jobs J] [--report R.json] [--json OUT]
 
-`run` fails (exit 1) when a mutant survives without an analysis, when an
-analysis no longer names a mutant, or when the score of the non-equivalent
-mutants is below --min-score.
+`run` fails (exit 1) when a mutant survives without an analysis; on a full
+run also when an analysis no longer names a mutant, or when the score of the
+non-equivalent mutants is below --min-score.
 """
 import argparse
 import json
@@ -42,6 +42,10 @@ def cmd_run(a):
     chosen = runner.sample(mutants, a.sample) if a.sample else mutants
     if a.only:
         chosen = [m for m in mutants if m["key"] in set(a.only)]
+    if a.only_file:
+        with open(a.only_file) as f:
+            keys = {line.strip() for line in f if line.strip()}
+        chosen = [m for m in mutants if m["key"] in keys]
     if a.part:
         i, n = (int(x) for x in a.part.split("/"))
         chosen = [m for k, m in enumerate(chosen) if k % n == i]
@@ -103,12 +107,10 @@ def cmd_run(a):
         failures.append(f"{len(unexplained)} survivor(s) without an analysis in {a.analyses}")
     if stale and not a.sample and not a.only:
         failures.append(f"{len(stale)} analysis(es) name no mutant of these sources: {stale[:3]}")
-    if a.sample:
-        gaps = [r["key"] for r in rows if r["status"] in ("Survived", "NoCoverage")]
-        if gaps:
-            failures.append(f"{len(gaps)} sampled non-equivalent mutant(s) survived: {gaps}")
     d, n = report.score(rows)
-    if n and 100.0 * d / n < a.min_score:
+    # A sample is a regression gate: every sampled mutant is detected or has an
+    # analysis (a known gap included); the score is judged on full runs only.
+    if not a.sample and not a.only and not a.only_file and n and 100.0 * d / n < a.min_score:
         failures.append(f"score {100.0 * d / n:.1f}% is below {a.min_score}%")
     for f in failures:
         print("mutate: FAIL: " + f)
@@ -130,6 +132,7 @@ def main():
     r.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 5x the unmutated run, >= 30)")
     r.add_argument("--sample", type=int, default=0, help="run a fixed sample of this many mutants")
     r.add_argument("--only", nargs="*", help="run these mutant keys")
+    r.add_argument("--only-file", help="run the mutant keys listed in this file, one a line")
     r.add_argument("--part", help="I/N: run every N-th mutant from the I-th (split a run over machines)")
     r.add_argument("--seeds", type=int, default=0,
                    help="also run each detected mutant at seeds 1..N and report its kill rate over seeds")

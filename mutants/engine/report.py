@@ -15,9 +15,16 @@ def load_analyses(path):
     except FileNotFoundError:
         return {}
     for k, v in data.items():
-        if v.get("verdict") not in ("equivalent", "gap") or not v.get("why"):
-            raise ValueError(f"{path}: {k}: an analysis needs a verdict (equivalent or gap) and a why")
+        if v.get("verdict") not in VERDICTS or not v.get("why"):
+            raise ValueError(f"{path}: {k}: an analysis needs a verdict ({', '.join(VERDICTS)}) and a why")
     return data
+
+
+# equivalent: no input changes the token. equivalent-on-cpu: no input does on the
+# backend the engine runs (the code guards GPU approximations that are exact
+# here); both are left out of the score and counted apart. gap: an input class
+# that would kill it, named in the why.
+VERDICTS = ("equivalent", "equivalent-on-cpu", "gap")
 
 
 def judge(mutants, results, analyses):
@@ -32,8 +39,9 @@ def judge(mutants, results, analyses):
                    detail=r.get("detail", "") if r else "")
         a = analyses.get(m["key"])
         undetected = status in ("Survived", "NoCoverage")
-        if undetected and a and a["verdict"] == "equivalent":
-            row["status"], row["detail"] = "Ignored", "equivalent: " + a["why"]
+        if undetected and a and a["verdict"] != "gap":
+            row["status"], row["detail"] = "Ignored", f'{a["verdict"]}: {a["why"]}'
+            row["equivalent_on_cpu"] = a["verdict"] == "equivalent-on-cpu"
         elif undetected and a:
             row["detail"] = "gap: " + a["why"]
         out.append(row)
@@ -77,7 +85,9 @@ def table(rows):
         lines.append(_row(op, c))
     lines.append(_row("all", total))
     d, n = score(rows)
-    lines.append(f"mutation score: {d}/{n} = {100.0 * d / max(n, 1):.1f}% of the non-equivalent mutants detected")
+    cpu_only = sum(r.get("equivalent_on_cpu", False) for r in rows)
+    lines.append(f"mutation score: {d}/{n} = {100.0 * d / max(n, 1):.1f}% of the non-equivalent mutants detected "
+                 f"({c['Ignored'] - cpu_only} equivalent, {cpu_only} equivalent on the cpu backend only, left out)")
     return "\n".join(lines)
 
 
