@@ -87,7 +87,7 @@ def table(rows):
     d, n = score(rows)
     cpu_only = sum(r.get("equivalent_on_cpu", False) for r in rows)
     lines.append(f"mutation score: {d}/{n} = {100.0 * d / max(n, 1):.1f}% of the non-equivalent mutants detected "
-                 f"({c['Ignored'] - cpu_only} equivalent, {cpu_only} equivalent on the cpu backend only, left out)")
+                 f"({total['Ignored'] - cpu_only} equivalent, {cpu_only} equivalent on the cpu backend only, left out)")
     return "\n".join(lines)
 
 
