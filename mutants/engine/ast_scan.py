@@ -124,7 +124,7 @@ def dump_nodes(command, targets, cwd):
         const = parent_const or _is_const_context(kind, rest)
         # The condition of `if constexpr` is a constant expression; its branches are not.
         if stack and stack[-1][1] is not None and stack[-1][1].kind == "IfStmt" and "constexpr" in stack[-1][1].rest:
-            if _if_condition_index(stack[-1][1]) == len(stack[-1][1].children):
+            if if_condition_index(stack[-1][1]) == len(stack[-1][1].children):
                 const = True
         node = None
         in_target = begin is not None and begin[0] in targets and end is not None and end[0] == begin[0]
@@ -134,8 +134,6 @@ def dump_nodes(command, targets, cwd):
                 parent.children.append(node)
             else:
                 roots.append(node)
-        elif stack and stack[-1][1] is None and kind == "<<<NULL>>>":
-            pass
         stack.append((depth, node, const))
     err = proc.stderr.read()
     if proc.wait() != 0:
@@ -143,19 +141,10 @@ def dump_nodes(command, targets, cwd):
     return roots
 
 
-def _if_condition_index(if_node):
+def if_condition_index(if_node):
     """Index of an IfStmt's condition among its children (clang 14 order:
     [init] [condition variable] condition then [else])."""
-    k = 0
-    if "has_init" in if_node.rest:
-        k += 1
-    if "has_var" in if_node.rest:
-        k += 1
-    return k
-
-
-def if_condition_index(if_node):
-    return _if_condition_index(if_node)
+    return ("has_init" in if_node.rest) + ("has_var" in if_node.rest)
 
 
 def walk(nodes):
