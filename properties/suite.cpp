@@ -235,6 +235,16 @@ const std::vector<CorpusEntry>& cached_corpus(const std::string& dir) {
 PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s) {
   const auto start = std::chrono::steady_clock::now();
   PropertyResult out;
+  // A saved or built case that failed (or broke the subject down): the result, replayable by its case.
+  auto failed_case = [&](const fixtures::CaseSpec& spec, const std::string& where, const std::string& failure,
+                         const std::string& breakdown) {
+    out.verdict = breakdown.empty() ? PropertyResult::Verdict::failed : PropertyResult::Verdict::error;
+    out.counterexample = fmt::format("{} on {} ({})\n  case: {}\n  {}", p.name, k.name(), where, fixtures::describe(spec),
+                                     breakdown.empty() ? failure : breakdown);
+    out.case_json = fixtures::to_json(spec);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
   // Failing cases found once are replayed first (SPEC: regression corpus).
   if (!s.corpus_dir.empty() && s.reproduce.empty()) {
     for (const CorpusEntry& e : cached_corpus(s.corpus_dir)) {
@@ -242,14 +252,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       ++out.cases;
       const std::string failure = run_case(p, k, e.spec);
       const std::string breakdown = k.take_breakdown();
-      if (!failure.empty()) {
-        out.verdict = breakdown.empty() ? PropertyResult::Verdict::failed : PropertyResult::Verdict::error;
-        out.counterexample = fmt::format("{} on {} (saved corpus case: {})\n  case: {}\n  {}", p.name, k.name(), e.note,
-                                         fixtures::describe(e.spec), breakdown.empty() ? failure : breakdown);
-        out.case_json = fixtures::to_json(e.spec);
-        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return out;
-      }
+      if (!failure.empty()) return failed_case(e.spec, "saved corpus case: " + e.note, failure, breakdown);
     }
   }
   // The coverage matrix, by construction: one case per (edge, dtype).
@@ -261,14 +264,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       ++out.cases;
       const std::string failure = p.law(LawContext{k, b, fixtures::config_of(spec)});
       const std::string breakdown = k.take_breakdown();
-      if (!failure.empty() || !breakdown.empty()) {
-        out.verdict = breakdown.empty() ? PropertyResult::Verdict::failed : PropertyResult::Verdict::error;
-        out.counterexample = fmt::format("{} on {} (coverage-matrix case)\n  case: {}\n  {}", p.name, k.name(),
-                                         fixtures::describe(spec), breakdown.empty() ? failure : breakdown);
-        out.case_json = fixtures::to_json(spec);
-        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return out;
-      }
+      if (!failure.empty() || !breakdown.empty()) return failed_case(spec, "coverage-matrix case", failure, breakdown);
     }
   }
   fixtures::CoverSet covered;
