@@ -38,32 +38,34 @@ def _arguments(entry):
     return entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
 
 
-def _without_output(args):
+def _flags(entry):
+    """The compile command's arguments less the compiler, -c, -o FILE and the source file."""
+    source = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
     out, skip = [], False
-    for a in args[1:]:
+    for a in _arguments(entry)[1:]:
         if skip:
             skip = False
         elif a in ("-o", "-c"):
             skip = a == "-o"
-        else:
+        elif os.path.normpath(os.path.join(entry["directory"], a)) != source:
             out.append(a)
     return out
 
 
 def scan(root, build_dir, clang="clang++-14"):
     """All sites, by file, and the TUs (with their compile entries) that hold them."""
-    targets = set(target_files(root))
+    ordered = target_files(root)  # sorted: mutants.json keeps one order from run to run
+    targets = set(ordered)
     db = _compile_commands(build_dir)
-    units = [f for f in targets if f.endswith(".hip") and f in db]
+    units = [f for f in ordered if f.endswith(".hip") and f in db]
     missing = [f for f in targets if f.endswith(".hip") and f not in db]
     if missing:
         raise RuntimeError(f"not in {build_dir}/compile_commands.json: {missing} (configure a cpu build first)")
-    sources = {f: Source(f) for f in targets}
+    sources = {f: Source(f) for f in ordered}
     found = {f: [] for f in targets}
     for unit in units:
         entry = db[unit]
-        args = [clang] + [a for a in _without_output(_arguments(entry)) if a != unit]
-        args += ["-fsyntax-only", "-Wno-everything", "-fno-color-diagnostics", "-Xclang", "-ast-dump", unit]
+        args = [clang] + _flags(entry) + ["-fsyntax-only", "-Wno-everything", "-fno-color-diagnostics", "-Xclang", "-ast-dump", unit]
         roots = ast_scan.dump_nodes(args, targets, entry["directory"])
         for path, src in sources.items():
             bodies = ops.device_bodies(src, roots)
@@ -74,11 +76,9 @@ def scan(root, build_dir, clang="clang++-14"):
     return sources, found, {u: db[u] for u in units}
 
 
-def _compile_errors(entry, unit_out, gen_dir, compiler=None):
-    args = _without_output(_arguments(entry))
-    cmd = [compiler or _arguments(entry)[0], "-I" + gen_dir] + [a for a in args if a != entry["file"]]
-    cmd = [a for a in cmd if os.path.normpath(os.path.join(entry["directory"], a)) != os.path.normpath(
-        os.path.join(entry["directory"], entry["file"]))]
+def _compile_errors(entry, unit_out, gen_dir):
+    """Compiles the generated unit with the build's own command, the generated tree first on the include path."""
+    cmd = [_arguments(entry)[0], "-I" + gen_dir] + _flags(entry)
     cmd += ["-fsyntax-only", "-fno-diagnostics-color", "-fmax-errors=50", unit_out]
     p = subprocess.run(cmd, cwd=entry["directory"], capture_output=True, text=True)
     return p.returncode, p.stderr
