@@ -36,9 +36,12 @@ def cmd_generate(a):
 
 
 def cmd_run(a):
-    with open(a.mutants) as f:
-        data = json.load(f)
-    mutants = data["mutants"]
+    try:
+        with open(a.mutants) as f:
+            data = json.load(f)
+        mutants = data["mutants"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{a.mutants} is not a mutants.json from `mutate.py generate` ({e})")
     chosen = runner.sample(mutants, a.sample) if a.sample else mutants
     if a.only:
         chosen = [m for m in mutants if m["key"] in set(a.only)]
