@@ -6,9 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
-cmake --preset cpu >/dev/null
-cmake --build --preset cpu -j"$(nproc)" --target raceoracle-schemata
+for preset in cpu cpu-asan; do  # cpu-asan: the sanitizer pass over the survivors
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" -j"$(nproc)" --target raceoracle-schemata
+done
 scope=(--sample 24)
 if [[ "${1:-}" == --full ]]; then scope=(); shift; fi
 exec python3 mutants/engine/mutate.py run --exe build/cpu/mutants/raceoracle-schemata \
-  --mutants build/cpu/mutants/schemata/mutants.json "${scope[@]}" "$@"
+  --mutants build/cpu/mutants/schemata/mutants.json \
+  --asan-exe build/cpu-asan/mutants/raceoracle-schemata \
+  --asan-mutants build/cpu-asan/mutants/schemata/mutants.json "${scope[@]}" "$@"

@@ -38,8 +38,8 @@ Scratch carve(void* p, std::int64_t rows, std::int64_t vocab) {
 
 template <class Logit, Defect D>
 __global__ __launch_bounds__(kThreads) void race_kernel(SampleArgs a, Scratch s) {
-  __shared__ unsigned smem_max[32];
-  __shared__ OrderedBest smem_best[32];
+  RACEORACLE_SHARED(unsigned, smem_max, 32);
+  RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.x;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   const float* e = row_start<D>(a.noise, row, D == Defect::noise_stride ? a.logit_stride : a.noise_stride);
@@ -57,7 +57,7 @@ __global__ __launch_bounds__(kThreads) void race_kernel(SampleArgs a, Scratch s)
 
 template <class Logit, Defect D>
 __global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Scratch s) {
-  __shared__ OrderedBest smem_best[32];
+  RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.y, start = std::int64_t(blockIdx.x) * kChunk;
   const std::int64_t end = a.vocab - start < kChunk ? a.vocab : start + kChunk;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
@@ -74,7 +74,7 @@ __global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Sc
 
 template <Defect D>
 __global__ __launch_bounds__(kThreads) void argmax_final_kernel(SampleArgs a, Scratch s, int chunks) {
-  __shared__ OrderedBest smem_best[32];
+  RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.x;
   Best best = no_candidate();
   for (int c = int(threadIdx.x); c < chunks; c += kThreads) {

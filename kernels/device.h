@@ -18,6 +18,14 @@
 #define RACEORACLE_CUDA_DEVICE 1
 #endif
 
+/// A block's shared array: `RACEORACLE_SHARED(T, name, n);`. On the cpu layer
+/// its bytes start as 0xFF in every block, as garbage does on a GPU.
+#if defined(RACEORACLE_BACKEND_CPU)
+#define RACEORACLE_SHARED(T, name, n) HIPCPU_SHARED_ARRAY(T, name, n)
+#else
+#define RACEORACLE_SHARED(T, name, n) __shared__ T name[n]
+#endif
+
 namespace raceoracle::kernels::device {
 
 /// Butterfly exchange within a warp (every lane participates).

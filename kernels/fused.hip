@@ -114,8 +114,8 @@ template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
   static_assert(THREADS % kBlockMultiple == 0, "every warp full (race.h)");
-  __shared__ unsigned smem_max[32];
-  __shared__ OrderedBest smem_best[32];
+  RACEORACLE_SHARED(unsigned, smem_max, 32);
+  RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   device::wait_for_prior_grid();  // its writes (the logits, say) are visible from here
   device::allow_next_grid();      // stage 2 may be scheduled; it waits for this grid
   const SampleArgs& a = s.a;
@@ -199,8 +199,8 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
 /// No clamp of the result: an escaped sentinel must show as out of range.
 template <int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
-  __shared__ unsigned smem_max[32];
-  __shared__ OrderedBest smem_best[32];
+  RACEORACLE_SHARED(unsigned, smem_max, 32);
+  RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   device::wait_for_prior_grid();  // stage 1's partials are complete and visible
   device::allow_next_grid();
   const SampleArgs& a = s.a;

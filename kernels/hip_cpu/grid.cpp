@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -119,6 +120,7 @@ struct Block {
 };
 
 thread_local Block* t_block = nullptr;
+thread_local std::uint64_t t_block_serial = 0;  // the blocks this OS thread has started
 thread_local Thread* t_thread = nullptr;
 thread_local hipError_t t_last_error = hipSuccess;
 
@@ -136,6 +138,7 @@ int live_lanes(const Block& b, int warp) {
 }
 
 void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed) {
+  ++t_block_serial;
   const int n = int(b.threads.size());
   for (int i = 0; i < n; ++i) {
     Thread& t = b.threads[std::size_t(i)];
@@ -200,6 +203,16 @@ const dim3& block_dim() { return t_block->dim; }
 const dim3& grid_dim() { return t_block->grid; }
 int warp_size() { return t_block->warp_size; }
 int lane_id() { return t_thread->linear % t_block->warp_size; }
+
+void fresh_shared(void* p, std::size_t bytes) {
+  // The block serial each array was last filled in; a kernel declares few.
+  thread_local std::vector<std::pair<void*, std::uint64_t>> filled;
+  auto it = std::find_if(filled.begin(), filled.end(), [p](const auto& f) { return f.first == p; });
+  if (it == filled.end()) it = filled.insert(filled.end(), {p, 0});
+  if (it->second == t_block_serial) return;
+  std::memset(p, 0xFF, bytes);
+  it->second = t_block_serial;
+}
 
 void syncthreads() {
   ++t_block->block_arrived;

@@ -8,7 +8,8 @@
 /// resume can be shuffled from a seed (hipcpu::config()), so a missing barrier
 /// shows as a wrong answer instead of hiding behind one fixed schedule.
 /// `__shared__` is `static thread_local`: one instance per OS thread, shared by
-/// the fibers of the block that thread runs. Blocks run in parallel over
+/// the fibers of the block that thread runs; declared through
+/// HIPCPU_SHARED_ARRAY, its bytes are 0xFF when each block starts. Blocks run in parallel over
 /// `config().workers` OS threads. Launches are synchronous.
 #include <cmath>
 #include <math.h>
@@ -72,6 +73,8 @@ void syncthreads();
 std::uint64_t warp_exchange(std::uint64_t v, int src_lane);
 int lane_id();
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
+/// Fills `bytes` at `p` with 0xFF the first time the running block reaches it.
+void fresh_shared(void* p, std::size_t bytes);
 }  // namespace detail
 
 template <class Kernel, class... Args>
@@ -100,6 +103,14 @@ T shfl(T v, int src_lane) {
 #define warpSize (::hipcpu::detail::warp_size())
 #define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...) \
   ::hipcpu::launch(kernel, dim3(grid), dim3(block), shmem, stream __VA_OPT__(, ) __VA_ARGS__)
+
+/// A block's shared array whose bytes are 0xFF (NaN as fp32 and bf16, -1 as an
+/// integer) when each block starts, as a GPU's shared memory holds what the
+/// last block left there: a read of a slot no thread of this block wrote
+/// shows, where a plain `__shared__` here would read zeros or a past block's values.
+#define HIPCPU_SHARED_ARRAY(T, name, n) \
+  static thread_local T name[n];        \
+  ::hipcpu::detail::fresh_shared(name, sizeof(name))
 
 inline void __syncthreads() { ::hipcpu::detail::syncthreads(); }
 

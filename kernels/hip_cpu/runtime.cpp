@@ -7,6 +7,10 @@
 
 #include "kernels/hip_cpu/hip_runtime.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace hipcpu::detail {
 hipError_t take_last_error();
 hipError_t peek_last_error();
@@ -28,9 +32,14 @@ constexpr std::size_t kPoisonLimit = std::size_t(256) << 20;
 
 hipError_t hipMalloc(void** p, std::size_t bytes) {
   if (!p) return hipErrorInvalidValue;
-  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  const std::size_t rounded = (bytes + 255) / 256 * 256;  // aligned_alloc's rule; GPUs align to 256 too
+  *p = std::aligned_alloc(256, rounded);
   if (!*p && bytes) return hipErrorOutOfMemory;
   if (bytes <= kPoisonLimit) std::memset(*p, 0xFF, bytes);
+#if defined(__SANITIZE_ADDRESS__)
+  // The rounding would hide an access one element past the buffer from ASan.
+  ASAN_POISON_MEMORY_REGION(static_cast<char*>(*p) + bytes, rounded - bytes);
+#endif
   return hipSuccess;
 }
 hipError_t hipFree(void* p) {

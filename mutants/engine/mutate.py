@@ -4,6 +4,12 @@
   mutate.py generate --build-dir build/cpu --out DIR     schemata + DIR/mutants.json
   mutate.py run --exe raceoracle-schemata --mutants DIR/mutants.json [--sample N]
                 [--seed S] [--cases C] [--jobs J] [--report R.json] [--json OUT]
+                [--asan-exe ASAN/raceoracle-schemata --asan-mutants ASAN/mutants.json]
+
+With --asan-exe, the survivors run once more under the AddressSanitizer +
+UBSan schemata build (--asan-cases, default 10): a sanitizer report kills
+them. That pass looks for memory errors (an access one element past a
+buffer, which no token may show), so a few cases of every shape suffice.
 
 `run` fails (exit 1) when a mutant survives without an analysis; on a full
 run also when an analysis no longer names a mutant, or when the score of the
@@ -73,6 +79,8 @@ def cmd_run(a):
 
     results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir,
                              progress=lambda s: (print(s), sys.stdout.flush()), save=save)
+    if a.asan_exe:
+        sanitizer_pass(a, mutants, chosen_run, results, data_dir)
     results.update(uncovered)
     rows = report.judge(chosen, results, analyses)
     print()
@@ -87,8 +95,15 @@ def cmd_run(a):
         seeds = list(range(1, a.seeds + 1))
         print(f"\nmutate: the {len(killed)} detected mutants at seeds {seeds[0]}..{seeds[-1]}")
         sys.stdout.flush()
-        by_seed = runner.run_seeds(a.exe, killed, seeds, a.cases, a.jobs, timeout, data_dir,
-                                   progress=lambda s: (print(s), sys.stdout.flush()))
+        # A mutant that only the sanitizer pass detected is rerun there.
+        by_sanitizer = {m["key"] for m in killed if set(results[m["key"]]["killedBy"]) & runner.SANITIZERS}
+        show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
+        by_seed = runner.run_seeds(a.exe, [m for m in killed if m["key"] not in by_sanitizer], seeds, a.cases,
+                                   a.jobs, timeout, data_dir, progress=show)
+        if by_sanitizer:
+            by_seed.update(runner.run_seeds(a.asan_exe, [m for m in killed if m["key"] in by_sanitizer], seeds,
+                                            a.asan_cases, a.jobs, timeout, data_dir, progress=show,
+                                            extra_env=runner.SANITIZER_ENV))
         for m in killed:
             hits = 1 + sum(st in runner.DETECTED for st in by_seed.get(m["key"], {}).values())
             rates[m["key"]] = {"detected": hits, "of": 1 + len(seeds),
@@ -120,6 +135,29 @@ def cmd_run(a):
     return 1 if failures else 0
 
 
+def sanitizer_pass(a, mutants, chosen_run, results, data_dir):
+    """Reruns the survivors under the sanitizer schemata build; a sanitizer
+    report replaces their Survived."""
+    if not a.asan_mutants:
+        raise ValueError("--asan-exe needs --asan-mutants (the sanitizer build's mutants.json)")
+    with open(a.asan_mutants) as f:
+        theirs = [(m["key"], m.get("id")) for m in json.load(f)["mutants"]]
+    if theirs != [(m["key"], m.get("id")) for m in mutants]:
+        raise ValueError(f"{a.asan_mutants} lists other mutants than {a.mutants}: build both from the same sources")
+    survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"]
+    if not survivors:
+        return
+    base, _ = runner.unmutated_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir, runner.SANITIZER_ENV)
+    print(f"\nmutate: the {len(survivors)} survivors under the sanitizer build, {a.asan_cases} cases "
+          f"(the unmutated suite there takes {base:.1f} s)")
+    sys.stdout.flush()
+    again = runner.run_all(a.asan_exe, survivors, a.seed, a.asan_cases, a.jobs, max(60.0, 5 * base), data_dir,
+                           progress=lambda s: (print(s), sys.stdout.flush()), extra_env=runner.SANITIZER_ENV)
+    for key, r in again.items():
+        if r["status"] == "Killed":
+            results[key] = r
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -139,6 +177,9 @@ def main():
     r.add_argument("--part", help="I/N: run every N-th mutant from the I-th (split a run over machines)")
     r.add_argument("--seeds", type=int, default=0,
                    help="also run each detected mutant at seeds 1..N and report its kill rate over seeds")
+    r.add_argument("--asan-exe", help="the schemata build of the cpu-asan preset: survivors run again under it")
+    r.add_argument("--asan-mutants", help="that build's mutants.json (must list the same mutants)")
+    r.add_argument("--asan-cases", type=int, default=10, help="cases of the sanitizer pass (default 10)")
     r.add_argument("--analyses", default=os.path.join(HERE, "survivors.json"))
     r.add_argument("--min-score", type=float, default=95.0)
     r.add_argument("--report", help="write the Stryker mutation-testing report here")

@@ -2,7 +2,9 @@
 process of the schemata build (`raceoracle-schemata check ... --fail-fast`
 with RACEORACLE_MUTANT=id), and judges them the way Stryker does:
 
-  Killed        a property failed
+  Killed        a property failed, or (the sanitizer pass) the survivor's run
+                under the AddressSanitizer + UBSan schemata build stopped
+                at a sanitizer report
   Timeout       the run passed the time limit (a hang: detected)
   RuntimeError  the process died or stopped with an error (detected)
   Survived      every property passed
@@ -26,6 +28,11 @@ SUBJECTS = {
 }
 ALL_SUBJECTS = ["fused-post", "fused-pre", "baseline"]
 DETECTED = ("Killed", "Timeout", "RuntimeError")
+# What a sanitizer build prints when it stops a run (UBSan is built not to recover).
+SANITIZER_REPORTS = (("ERROR: AddressSanitizer", "AddressSanitizer"), ("runtime error:", "UndefinedBehaviorSanitizer"))
+SANITIZERS = {name for _, name in SANITIZER_REPORTS}
+# Leaks at exit are no defect of a kernel.
+SANITIZER_ENV = {"ASAN_OPTIONS": "detect_leaks=0"}
 
 
 def subjects_for(file):
@@ -72,35 +79,39 @@ def run_one(exe, m, seed, cases, timeout_s, data_dir, extra_env=None):
             r = None
         if p.returncode == 0:
             return {"status": "Survived", "killedBy": [], "seconds": seconds}
+        for marker, name in SANITIZER_REPORTS:
+            if marker in out:
+                line = next((x for x in out.splitlines() if marker in x), marker)
+                return {"status": "Killed", "killedBy": [name], "seconds": seconds, "detail": line.strip()[:300]}
         if p.returncode == 1 and failed:
             return {"status": "Killed", "killedBy": failed, "seconds": seconds}
         why = f"signal {-p.returncode}" if p.returncode < 0 else f"exit code {p.returncode}"
         return {"status": "RuntimeError", "killedBy": [], "seconds": seconds, "detail": why + ": " + out[-300:].strip()}
 
 
-def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=print, save=None):
+def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=print, save=None, extra_env=None):
     """Runs `mutants` (those with an id) `jobs` at a time; returns {key: result}.
     `save(results)`, when given, is called after each mutant (a long run that
     is stopped keeps what it found)."""
     return run_jobs(exe, [(m, seed) for m in mutants if "id" in m], cases, jobs, timeout_s, data_dir, progress, save,
-                    key=lambda m, s: m["key"])
+                    key=lambda m, s: m["key"], extra_env=extra_env)
 
 
-def run_seeds(exe, mutants, seeds, cases, jobs, timeout_s, data_dir=None, progress=print):
+def run_seeds(exe, mutants, seeds, cases, jobs, timeout_s, data_dir=None, progress=print, extra_env=None):
     """Each mutant at each seed: {key: {seed: status}} (the kill rate over seeds)."""
     done = run_jobs(exe, [(m, s) for m in mutants for s in seeds], cases, jobs, timeout_s, data_dir, progress, None,
-                    key=lambda m, s: (m["key"], s))
+                    key=lambda m, s: (m["key"], s), extra_env=extra_env)
     out = {}
     for (k, s), r in done.items():
         out.setdefault(k, {})[s] = r["status"]
     return out
 
 
-def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, key):
+def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, key, extra_env=None):
     results = {}
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_one, exe, m, s, cases, timeout_s, data_dir): (m, s) for m, s in jobs_list}
+        futures = {pool.submit(run_one, exe, m, s, cases, timeout_s, data_dir, extra_env): (m, s) for m, s in jobs_list}
         for f in concurrent.futures.as_completed(futures):
             m, s = futures[f]
             r = results[key(m, s)] = f.result()
@@ -112,14 +123,14 @@ def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, k
     return results
 
 
-def unmutated_run(exe, seed, cases, timeout_s, data_dir=None):
+def unmutated_run(exe, seed, cases, timeout_s, data_dir=None, extra_env=None):
     """The schemata with no mutant switched on must pass: else every kill is
     void. Returns its seconds and the ids of the sites it ran (coverage): a
     mutant whose site never runs cannot be killed by this suite (NoCoverage)."""
     with tempfile.TemporaryDirectory(prefix="raceoracle-coverage-") as tmp:
         path = os.path.join(tmp, "reached")
         r = run_one(exe, {"file": "", "key": "none"}, seed, cases, timeout_s, data_dir,
-                    {"RACEORACLE_MUTANT_COVERAGE": path})
+                    dict(extra_env or {}, RACEORACLE_MUTANT_COVERAGE=path))
         if r["status"] != "Survived":
             raise RuntimeError(f"the schemata build without a mutant does not pass the suite ({r['status']}: "
                                f"{r.get('detail') or r['killedBy']}); fix that first")

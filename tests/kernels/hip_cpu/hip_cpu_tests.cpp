@@ -74,6 +74,32 @@ TEST(HipCpu, SharedMemoryIsPerBlockAcrossParallelWorkers) {
     for (int t = 0; t < threads; ++t) ASSERT_EQ(out[b * threads + t], b * 10 + 3) << b << "," << t;
 }
 
+/// Thread 0 reads a slot before and after writing it: the first read must see
+/// the fill, in every block (not a zero, nor what an earlier block wrote).
+__global__ void fresh_shared_kernel(unsigned* out) {
+  HIPCPU_SHARED_ARRAY(unsigned, slots, 4);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    out[2 * blockIdx.x] = slots[3];
+    slots[3] = blockIdx.x;
+    out[2 * blockIdx.x + 1] = slots[3];
+  }
+  __syncthreads();
+}
+
+TEST(HipCpu, SharedArraysStartAsGarbageInEveryBlock) {
+  ScheduleGuard g;
+  hipcpu::config().workers = 1;  // every block on one OS thread: its arrays are reused
+  const int blocks = 5;
+  std::vector<unsigned> out(2 * blocks);
+  hipLaunchKernelGGL(fresh_shared_kernel, dim3(blocks), dim3(64), 0, nullptr, out.data());
+  ASSERT_EQ(hipGetLastError(), hipSuccess);
+  for (int b = 0; b < blocks; ++b) {
+    EXPECT_EQ(out[2 * b], 0xFFFFFFFFu) << "block " << b;
+    EXPECT_EQ(out[2 * b + 1], unsigned(b)) << "block " << b;
+  }
+}
+
 __global__ void warp_sum_kernel(int* out) {
   int v = int(threadIdx.x);
   for (int off = warpSize / 2; off > 0; off /= 2) v += __shfl_xor(v, off);
