@@ -29,6 +29,13 @@ void device_free(void* p) noexcept;
 void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
 void device_fill(void* dst, int byte, std::size_t bytes);
+/// Padding no kernel may touch (between rows, past the last). On the cpu
+/// backend under AddressSanitizer, with RACEORACLE_GUARD_PADDING=1 in the
+/// environment, any access to it is then reported; otherwise a no-op. Off by
+/// default: the padding holds poison values so that an over-read shows as a
+/// wrong token, which the named mutant tail_unmasked relies on. The mutation
+/// engine's sanitizer pass turns it on.
+void guard_padding(const void* p, std::size_t bytes);
 void device_synchronize();
 
 /// Device time in ms of `n` back-to-back calls of `launch(i)`, i = 0..n-1,

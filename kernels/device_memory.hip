@@ -4,6 +4,9 @@
 #include <string>
 
 #include "kernels/device.h"
+#if defined(RACEORACLE_BACKEND_CPU) && defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace raceoracle::kernels {
 namespace {
@@ -97,6 +100,17 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   check(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost), "hipMemcpy to host");
 }
 void device_fill(void* dst, int byte, std::size_t bytes) { check(hipMemset(dst, byte, bytes), "hipMemset"); }
+void guard_padding(const void* p, std::size_t bytes) {
+#if defined(RACEORACLE_BACKEND_CPU) && defined(__SANITIZE_ADDRESS__)
+  static const bool on = [] {
+    const char* v = std::getenv("RACEORACLE_GUARD_PADDING");
+    return v && std::string(v) == "1";
+  }();
+  if (on && bytes) ASAN_POISON_MEMORY_REGION(p, bytes);  // hipFree's free() clears it
+#else
+  (void)p, (void)bytes;
+#endif
+}
 void device_synchronize() { check(hipDeviceSynchronize(), "hipDeviceSynchronize"); }
 
 namespace {

@@ -168,11 +168,15 @@ std::string partials_are_finite(const LawContext& c) {
       const std::size_t k = std::size_t(row * p.tiles + t);
       const std::int64_t lo = t * c.config.block_v, hi = std::min(c.batch.vocab, lo + c.config.block_v);
       const bool key_ok = !judged || (greedy ? !std::isnan(p.key[k]) : (std::isfinite(p.key[k]) && p.key[k] >= 0));
-      const bool m_ok = !judged || (!std::isnan(p.m[k]) && p.m[k] != kInf);
+      // The max is exact arithmetic: the tile's largest logit (NaN ignored,
+      // -inf for a masked tile), whatever the scaling order (docs/SPEC.md §2).
+      float tile_max = -kInf;
+      for (std::int64_t i = lo; i < hi; ++i) tile_max = std::fmax(tile_max, c.batch.x(row, i));
+      const bool m_ok = !judged || (!std::isnan(p.m[k]) && p.m[k] != kInf && p.m[k] == tile_max);
       const bool idx_ok = p.idx[k] >= lo && p.idx[k] < hi;
       if (!key_ok || !m_ok || !idx_ok)
-        return fmt::format("partials of row {} tile {} (ids {}..{}) are part_m={} part_key={} part_idx={}\n  {}", row, t,
-                           lo, hi - 1, p.m[k], p.key[k], p.idx[k],
+        return fmt::format("partials of row {} tile {} (ids {}..{}) are part_m={} part_key={} part_idx={} (tile max {})\n  {}",
+                           row, t, lo, hi - 1, p.m[k], p.key[k], p.idx[k], tile_max,
                            c.batch.describe_row(row, {lo, std::clamp<std::int64_t>(p.idx[k], 0, c.batch.vocab - 1)}));
     }
   }

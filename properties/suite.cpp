@@ -101,7 +101,8 @@ std::vector<Property> make_properties() {
        .must_cover = {C::out_of_contract_row, C::vocab_tail, C::vocab_1},
        .matrix = crossed(every_row, true)},
       {.name = "PartialsAreFinite",
-       .statement = "stage 1 never writes a NaN key or a NaN max (in contract), nor an id outside its tile (any row)",
+       .statement = "stage 1 never writes a NaN key, nor a max other than the tile's largest logit (in contract), nor an "
+                    "id outside its tile (any row)",
        .law = partials_are_finite,
        .inputs = rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
        .must_cover = {C::whole_masked_tile, C::fully_masked_row},

@@ -5,17 +5,21 @@
   mutate.py run --exe raceoracle-schemata --mutants DIR/mutants.json [--sample N]
                 [--seed S] [--cases C] [--jobs J] [--report R.json] [--json OUT]
                 [--asan-exe ASAN/raceoracle-schemata --asan-mutants ASAN/mutants.json]
+                [--part I/N --json PART.json]
+  mutate.py merge PART.json... --mutants DIR/mutants.json [--report R.json] [--json OUT]
 
 With --asan-exe, the survivors run once more under the AddressSanitizer +
-UBSan schemata build (--asan-cases, default 10): a sanitizer report kills
-them. That pass looks for memory errors (an access one element past a
-buffer, which no token may show), so a few cases of every shape suffice.
+UBSan schemata build (one law over the coverage matrix and --asan-cases
+random cases, default 10): a sanitizer report kills them. That pass looks
+for memory errors (an access one element past a buffer, which no token may
+show), which every launch of a shape that reaches them shows.
 
 `run` fails (exit 1) when a mutant survives without an analysis; on a full
-run also when an analysis no longer names a mutant, or when the score of the
-non-equivalent mutants is below --min-score.
+run (or the merge of a run's parts) also when an analysis no longer names a
+mutant, or when the score of the non-equivalent mutants is below --min-score.
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -41,13 +45,24 @@ def cmd_generate(a):
     return 0
 
 
-def cmd_run(a):
+def load_mutants(path):
     try:
-        with open(a.mutants) as f:
+        with open(path) as f:
             data = json.load(f)
-        mutants = data["mutants"]
+        data["mutants"]
+        return data
     except (ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{a.mutants} is not a mutants.json from `mutate.py generate` ({e})")
+        raise ValueError(f"{path} is not a mutants.json from `mutate.py generate` ({e})")
+
+
+def fingerprint(mutants):
+    """Names one list of mutants: parts of a run must come from the same one."""
+    return hashlib.sha1(json.dumps([(m["key"], m.get("id")) for m in mutants]).encode()).hexdigest()[:16]
+
+
+def cmd_run(a):
+    data = load_mutants(a.mutants)
+    mutants = data["mutants"]
     chosen = runner.sample(mutants, a.sample) if a.sample else mutants
     if a.only:
         chosen = [m for m in mutants if m["key"] in set(a.only)]
@@ -56,10 +71,9 @@ def cmd_run(a):
             keys = {line.strip() for line in f if line.strip()}
         chosen = [m for m in mutants if m["key"] in keys]
     if a.part:
-        i, n = (int(x) for x in a.part.split("/"))
+        i, n = parse_part(a.part)
         chosen = [m for k, m in enumerate(chosen) if k % n == i]
     analyses = report.load_analyses(a.analyses)
-    stale = sorted(set(analyses) - {m["key"] for m in mutants})
     data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
     base, reached = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir)
     timeout = a.timeout or max(30.0, 5 * base)
@@ -71,24 +85,20 @@ def cmd_run(a):
           f"the limit is {timeout:.0f} s")
     sys.stdout.flush()
     start = time.monotonic()
+    record = {"seed": a.seed, "cases": a.cases, "part": a.part, "mutants": fingerprint(mutants)}
+
     def save(results):
         if a.json:
             with open(a.json + ".part", "w") as f:
-                json.dump({"seed": a.seed, "cases": a.cases, "results": dict(results, **uncovered)}, f)
+                json.dump(dict(record, results=dict(results, **uncovered)), f)
             os.replace(a.json + ".part", a.json)
 
-    results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir,
-                             progress=lambda s: (print(s), sys.stdout.flush()), save=save)
+    show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
+    results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir, progress=show, save=save)
     if a.asan_exe:
         sanitizer_pass(a, mutants, chosen_run, results, data_dir)
     results.update(uncovered)
-    rows = report.judge(chosen, results, analyses)
-    print()
-    print(report.table(rows))
     print(f"({time.monotonic() - start:.0f} s)")
-    surv = report.survivors(rows)
-    if surv:
-        print("\nsurvivors and equivalents:\n" + surv)
     rates = {}
     if a.seeds:
         killed = [m for m in chosen if results.get(m["key"], {}).get("status") in runner.DETECTED]
@@ -97,38 +107,90 @@ def cmd_run(a):
         sys.stdout.flush()
         # A mutant that only the sanitizer pass detected is rerun there.
         by_sanitizer = {m["key"] for m in killed if set(results[m["key"]]["killedBy"]) & runner.SANITIZERS}
-        show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
         by_seed = runner.run_seeds(a.exe, [m for m in killed if m["key"] not in by_sanitizer], seeds, a.cases,
                                    a.jobs, timeout, data_dir, progress=show)
         if by_sanitizer:
             by_seed.update(runner.run_seeds(a.asan_exe, [m for m in killed if m["key"] in by_sanitizer], seeds,
                                             a.asan_cases, a.jobs, timeout, data_dir, progress=show,
-                                            extra_env=runner.SANITIZER_ENV))
+                                            sanitizer=True))
         for m in killed:
             hits = 1 + sum(st in runner.DETECTED for st in by_seed.get(m["key"], {}).values())
             rates[m["key"]] = {"detected": hits, "of": 1 + len(seeds),
                                "missed_at": sorted(s for s, st in by_seed.get(m["key"], {}).items() if st not in runner.DETECTED)}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(dict(record, results=results, kill_rates=rates), f, indent=1)
+    whole = not (a.sample or a.only or a.only_file or a.part)
+    return conclude(a, data, chosen, results, rates, analyses, whole)
+
+
+def parse_part(text):
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        i = n = -1
+    if not 0 <= i < n:
+        raise ValueError(f"--part {text}: expected I/N with 0 <= I < N")
+    return i, n
+
+
+def cmd_merge(a):
+    """The parts of one run (--part I/N, each with --json) judged together, as one full run."""
+    data = load_mutants(a.mutants)
+    mutants = data["mutants"]
+    parts = []
+    for path in a.parts:
+        with open(path) as f:
+            parts.append(json.load(f))
+    first = parts[0]
+    for path, p in zip(a.parts, parts):
+        if (p.get("seed"), p.get("cases"), p.get("mutants")) != (first.get("seed"), first.get("cases"), fingerprint(mutants)):
+            raise ValueError(f"{path} is not a part of one run over {a.mutants} (seed, cases or mutants differ)")
+    got = sorted(parse_part(p.get("part") or "") for p in parts)
+    n = got[0][1]
+    if got != [(i, n) for i in range(n)]:
+        raise ValueError(f"parts {sorted(f'{i}/{k}' for i, k in got)} are not each of 0/{n}..{n - 1}/{n} once")
+    results, rates = {}, {}
+    for p in parts:
+        results.update(p["results"])
+        rates.update(p.get("kill_rates", {}))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"seed": first["seed"], "cases": first["cases"], "part": None, "mutants": first["mutants"],
+                       "results": results, "kill_rates": rates}, f, indent=1)
+    return conclude(a, data, mutants, results, rates, report.load_analyses(a.analyses), True)
+
+
+def conclude(a, data, chosen, results, rates, analyses, whole):
+    """Prints the table, the survivors and the kill rates over seeds, writes
+    --report, and says whether the run passes. `whole`: every mutant was run,
+    so the score and the analyses naming no mutant count too."""
+    rows = report.judge(chosen, results, analyses)
+    print()
+    print(report.table(rows))
+    surv = report.survivors(rows)
+    if surv:
+        print("\nsurvivors and equivalents:\n" + surv)
+    if rates:
         short = {k: v for k, v in rates.items() if v["detected"] < v["of"]}
-        print(f"kill rate over {1 + len(seeds)} seeds: {len(rates) - len(short)} of {len(rates)} detected mutants "
-              f"at every seed")
+        of = max(v["of"] for v in rates.values())
+        print(f"kill rate over {of} seeds: {len(rates) - len(short)} of {len(rates)} detected mutants at every seed")
         for k, v in sorted(short.items()):
             print(f"  {v['detected']}/{v['of']}  {k}  (missed at seeds {v['missed_at']})")
     if a.report:
         with open(a.report, "w") as f:
             json.dump(report.stryker(rows, data["files"]), f, indent=1)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"seed": a.seed, "cases": a.cases, "results": results, "kill_rates": rates}, f, indent=1)
     failures = []
     unexplained = [r["key"] for r in rows if r["status"] in ("Survived", "NoCoverage") and r["key"] not in analyses]
     if unexplained:
         failures.append(f"{len(unexplained)} survivor(s) without an analysis in {a.analyses}")
-    if stale and not a.sample and not a.only:
+    stale = sorted(set(analyses) - {m["key"] for m in data["mutants"]})
+    if stale and whole:
         failures.append(f"{len(stale)} analysis(es) name no mutant of these sources: {stale[:3]}")
     d, n = report.score(rows)
-    # A sample is a regression gate: every sampled mutant is detected or has an
-    # analysis (a known gap included); the score is judged on full runs only.
-    if not a.sample and not a.only and not a.only_file and n and 100.0 * d / n < a.min_score:
+    # A sample or a part is a regression gate: every mutant it ran is detected
+    # or has an analysis (a known gap included); the score is judged on whole runs.
+    if whole and n and 100.0 * d / n < a.min_score:
         failures.append(f"score {100.0 * d / n:.1f}% is below {a.min_score}%")
     for f in failures:
         print("mutate: FAIL: " + f)
@@ -147,14 +209,14 @@ def sanitizer_pass(a, mutants, chosen_run, results, data_dir):
     survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"]
     if not survivors:
         return
-    base, _ = runner.unmutated_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir, runner.SANITIZER_ENV)
+    base = runner.unmutated_sanitizer_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir)
     print(f"\nmutate: the {len(survivors)} survivors under the sanitizer build, {a.asan_cases} cases "
           f"(the unmutated suite there takes {base:.1f} s)")
     sys.stdout.flush()
     again = runner.run_all(a.asan_exe, survivors, a.seed, a.asan_cases, a.jobs, max(60.0, 5 * base), data_dir,
-                           progress=lambda s: (print(s), sys.stdout.flush()), extra_env=runner.SANITIZER_ENV)
+                           progress=lambda s: (print(s), sys.stdout.flush()), sanitizer=True)
     for key, r in again.items():
-        if r["status"] == "Killed":
+        if r["status"] != "Survived":
             results[key] = r
 
 
@@ -180,13 +242,17 @@ def main():
     r.add_argument("--asan-exe", help="the schemata build of the cpu-asan preset: survivors run again under it")
     r.add_argument("--asan-mutants", help="that build's mutants.json (must list the same mutants)")
     r.add_argument("--asan-cases", type=int, default=10, help="cases of the sanitizer pass (default 10)")
-    r.add_argument("--analyses", default=os.path.join(HERE, "survivors.json"))
-    r.add_argument("--min-score", type=float, default=95.0)
-    r.add_argument("--report", help="write the Stryker mutation-testing report here")
-    r.add_argument("--json", help="write every mutant's result here")
+    m = sub.add_parser("merge", help="judge the parts of one run (--part I/N --json) together")
+    m.add_argument("parts", nargs="+", help="the parts' --json files")
+    m.add_argument("--mutants", required=True, help="the mutants.json the parts ran")
+    for q in (r, m):
+        q.add_argument("--analyses", default=os.path.join(HERE, "survivors.json"))
+        q.add_argument("--min-score", type=float, default=95.0)
+        q.add_argument("--report", help="write the Stryker mutation-testing report here")
+        q.add_argument("--json", help="write every mutant's result here")
     a = p.parse_args()
     try:
-        return cmd_generate(a) if a.command == "generate" else cmd_run(a)
+        return {"generate": cmd_generate, "run": cmd_run, "merge": cmd_merge}[a.command](a)
     except (RuntimeError, OSError, ValueError) as e:
         print(f"mutate: error: {e}", file=sys.stderr)
         return 2
