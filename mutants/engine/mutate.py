@@ -12,7 +12,8 @@ With --asan-exe, the survivors run once more under the AddressSanitizer +
 UBSan schemata build (one law over the coverage matrix and --asan-cases
 random cases, default 10): a sanitizer report kills them. That pass looks
 for memory errors (an access one element past a buffer, which no token may
-show), which every launch of a shape that reaches them shows.
+show), which every launch of a shape that reaches them shows. It skips the
+survivors analysed as equivalent: they are out of the score either way.
 
 `run` fails (exit 1) when a mutant survives without an analysis; on a full
 run (or the merge of a run's parts) also when an analysis no longer names a
@@ -96,7 +97,7 @@ def cmd_run(a):
     show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
     results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir, progress=show, save=save)
     if a.asan_exe:
-        sanitizer_pass(a, mutants, chosen_run, results, data_dir)
+        sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir)
     results.update(uncovered)
     print(f"({time.monotonic() - start:.0f} s)")
     rates = {}
@@ -197,7 +198,7 @@ def conclude(a, data, chosen, results, rates, analyses, whole):
     return 1 if failures else 0
 
 
-def sanitizer_pass(a, mutants, chosen_run, results, data_dir):
+def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
     """Reruns the survivors under the sanitizer schemata build; a sanitizer
     report replaces their Survived."""
     if not a.asan_mutants:
@@ -206,7 +207,10 @@ def sanitizer_pass(a, mutants, chosen_run, results, data_dir):
         theirs = [(m["key"], m.get("id")) for m in json.load(f)["mutants"]]
     if theirs != [(m["key"], m.get("id")) for m in mutants]:
         raise ValueError(f"{a.asan_mutants} lists other mutants than {a.mutants}: build both from the same sources")
-    survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"]
+    # Survivors analysed as equivalent are left out of the score, so the pass
+    # could not change it; at 3-5x the cost of a run, it skips them.
+    survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"
+                 and analyses.get(m["key"], {}).get("verdict") != "equivalent"]
     if not survivors:
         return
     base = runner.unmutated_sanitizer_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir)
