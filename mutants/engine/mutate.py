@@ -5,7 +5,7 @@
   mutate.py run --exe raceoracle-schemata --mutants DIR/mutants.json [--sample N]
                 [--seed S] [--cases C] [--jobs J] [--report R.json] [--json OUT]
                 [--asan-exe ASAN/raceoracle-schemata --asan-mutants ASAN/mutants.json]
-                [--part I/N --json PART.json]
+                [--part I/N --json PART.json] [--resume RUN.json]
   mutate.py merge PART.json... --mutants DIR/mutants.json [--report R.json] [--json OUT]
 
 With --asan-exe, the survivors run once more under the AddressSanitizer +
@@ -76,10 +76,12 @@ def cmd_run(a):
         chosen = [m for k, m in enumerate(chosen) if k % n == i]
     analyses = report.load_analyses(a.analyses)
     data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
+    earlier = resumed(a, mutants)
     base, reached = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir)
     timeout = a.timeout or max(30.0, 5 * base)
     uncovered = {m["key"]: {"status": "NoCoverage", "killedBy": [], "seconds": 0}
-                 for m in chosen if "id" in m and m["id"] not in reached}
+                 for m in chosen if "id" in m and m["id"] not in reached and m["key"] not in earlier}
+    uncovered.update({k: r for k, r in earlier.items() if r["status"] == "NoCoverage"})
     chosen_run = [m for m in chosen if m["key"] not in uncovered]
     print(f"mutate: {len([m for m in chosen if 'id' in m])} mutants ({len(uncovered)} never reached by the suite), "
           f"seed {a.seed}, {a.cases} cases, {a.jobs} at a time; the unmutated suite takes {base:.1f} s, "
@@ -95,7 +97,11 @@ def cmd_run(a):
             os.replace(a.json + ".part", a.json)
 
     show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
-    results = runner.run_all(a.exe, chosen_run, a.seed, a.cases, a.jobs, timeout, data_dir, progress=show, save=save)
+    results = dict(earlier)
+    results.update(runner.run_all(a.exe, [m for m in chosen_run if m["key"] not in earlier], a.seed, a.cases, a.jobs,
+                                  timeout, data_dir, progress=show, save=lambda r: save(dict(earlier, **r))))
+    for k in uncovered:
+        results.pop(k, None)
     if a.asan_exe:
         sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir)
     results.update(uncovered)
@@ -123,6 +129,18 @@ def cmd_run(a):
             json.dump(dict(record, results=results, kill_rates=rates), f, indent=1)
     whole = not (a.sample or a.only or a.only_file or a.part)
     return conclude(a, data, chosen, results, rates, analyses, whole)
+
+
+def resumed(a, mutants):
+    """The results of --resume (a run's --json over the same mutants, seed and
+    cases), kept as they are; {} without it."""
+    if not a.resume:
+        return {}
+    with open(a.resume) as f:
+        r = json.load(f)
+    if (r.get("seed"), r.get("cases"), r.get("mutants")) != (a.seed, a.cases, fingerprint(mutants)):
+        raise ValueError(f"{a.resume} is not a run over {a.mutants} at seed {a.seed} and {a.cases} cases")
+    return r["results"]
 
 
 def parse_part(text):
@@ -207,10 +225,10 @@ def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
         theirs = [(m["key"], m.get("id")) for m in json.load(f)["mutants"]]
     if theirs != [(m["key"], m.get("id")) for m in mutants]:
         raise ValueError(f"{a.asan_mutants} lists other mutants than {a.mutants}: build both from the same sources")
-    # Survivors analysed as equivalent are left out of the score, so the pass
-    # could not change it; at 3-5x the cost of a run, it skips them.
+    # Survivors analysed as equivalent (either kind) are left out of the score,
+    # so the pass could not change it; at 3-5x the cost of a run, it skips them.
     survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"
-                 and analyses.get(m["key"], {}).get("verdict") != "equivalent"]
+                 and not analyses.get(m["key"], {}).get("verdict", "").startswith("equivalent")]
     if not survivors:
         return
     base = runner.unmutated_sanitizer_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir)
@@ -240,6 +258,7 @@ def main():
     r.add_argument("--sample", type=int, default=0, help="run a fixed sample of this many mutants")
     r.add_argument("--only", nargs="*", help="run these mutant keys")
     r.add_argument("--only-file", help="run the mutant keys listed in this file, one a line")
+    r.add_argument("--resume", help="a run's --json: keep its results, run the rest (and the passes after)")
     r.add_argument("--part", help="I/N: run every N-th mutant from the I-th (split a run over machines)")
     r.add_argument("--seeds", type=int, default=0,
                    help="also run each detected mutant at seeds 1..N and report its kill rate over seeds")
