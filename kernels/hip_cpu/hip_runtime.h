@@ -9,8 +9,8 @@
 /// shows as a wrong answer instead of hiding behind one fixed schedule.
 /// `__shared__` is `static thread_local`: one instance per OS thread, shared by
 /// the fibers of the block that thread runs; declared through
-/// HIPCPU_SHARED_ARRAY, its bytes are 0xFF when each block starts. Blocks run in parallel over
-/// `config().workers` OS threads. Launches are synchronous.
+/// HIPCPU_SHARED_ARRAY, its bytes are 0xFF when each block starts. Blocks run
+/// in parallel over `config().workers` OS threads. Launches are synchronous.
 #include <cmath>
 #include <math.h>
 #include <cstddef>

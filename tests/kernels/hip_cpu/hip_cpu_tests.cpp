@@ -100,6 +100,18 @@ TEST(HipCpu, SharedArraysStartAsGarbageInEveryBlock) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+TEST(HipCpuDeathTest, ReadOnePastAnAllocationIsReportedUnderASan) {
+  // hipMalloc rounds to 256 bytes; the rounding must not hide the over-read.
+  void* p = nullptr;
+  ASSERT_EQ(hipMalloc(&p, 4 * sizeof(float)), hipSuccess);
+  const volatile float* f = static_cast<const float*>(p);
+  EXPECT_DEATH((void)f[4], "AddressSanitizer");
+  (void)f[3];  // the last float asked for stays readable
+  EXPECT_EQ(hipFree(p), hipSuccess);
+}
+#endif
+
 __global__ void warp_sum_kernel(int* out) {
   int v = int(threadIdx.x);
   for (int off = warpSize / 2; off > 0; off /= 2) v += __shfl_xor(v, off);
