@@ -100,8 +100,6 @@ def cmd_run(a):
     results = dict(earlier)
     results.update(runner.run_all(a.exe, [m for m in chosen_run if m["key"] not in earlier], a.seed, a.cases, a.jobs,
                                   timeout, data_dir, progress=show, save=lambda r: save(dict(earlier, **r))))
-    for k in uncovered:
-        results.pop(k, None)
     if a.asan_exe:
         sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir)
     results.update(uncovered)
