@@ -129,13 +129,23 @@ def cmd_run(a):
     return conclude(a, data, chosen, results, rates, analyses, whole)
 
 
+def load_run(path):
+    """A run's --json (results by mutant key), or an error naming the file."""
+    try:
+        with open(path) as f:
+            r = json.load(f)
+        r["results"].items()
+        return r
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path} is not the --json of a `mutate.py run` ({e})")
+
+
 def resumed(a, mutants):
     """The results of --resume (a run's --json over the same mutants, seed and
     cases), kept as they are; {} without it."""
     if not a.resume:
         return {}
-    with open(a.resume) as f:
-        r = json.load(f)
+    r = load_run(a.resume)
     if (r.get("seed"), r.get("cases"), r.get("mutants")) != (a.seed, a.cases, fingerprint(mutants)):
         raise ValueError(f"{a.resume} is not a run over {a.mutants} at seed {a.seed} and {a.cases} cases")
     return r["results"]
@@ -155,14 +165,13 @@ def cmd_merge(a):
     """The parts of one run (--part I/N, each with --json) judged together, as one full run."""
     data = load_mutants(a.mutants)
     mutants = data["mutants"]
-    parts = []
-    for path in a.parts:
-        with open(path) as f:
-            parts.append(json.load(f))
+    parts = [load_run(path) for path in a.parts]
     first = parts[0]
     for path, p in zip(a.parts, parts):
         if (p.get("seed"), p.get("cases"), p.get("mutants")) != (first.get("seed"), first.get("cases"), fingerprint(mutants)):
             raise ValueError(f"{path} is not a part of one run over {a.mutants} (seed, cases or mutants differ)")
+        if not p.get("part"):
+            raise ValueError(f"{path} is a whole run, not a part (--part I/N) of one")
     got = sorted(parse_part(p.get("part") or "") for p in parts)
     n = got[0][1]
     if got != [(i, n) for i in range(n)]:

@@ -66,6 +66,12 @@ def test_merge_refuses_a_missing_repeated_or_foreign_part():
             other = dict(json.load(f), seed=8)
         r = merge(listing, analyses, parts[0], write(tmp, "other.json", other))
         assert r.returncode == 2 and "not a part of one run" in r.stderr
+        with open(parts[0]) as f:
+            whole = dict(json.load(f), part=None)
+        r = merge(listing, analyses, write(tmp, "whole.json", whole), parts[1])
+        assert r.returncode == 2 and "a whole run, not a part" in r.stderr
+        r = merge(listing, analyses, write(tmp, "junk.json", "not a run"), parts[1])
+        assert r.returncode == 2 and "junk.json is not the --json" in r.stderr
 
 
 def test_resume_refuses_a_run_at_another_seed():
