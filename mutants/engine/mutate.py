@@ -7,6 +7,8 @@
                 [--asan-exe ASAN/raceoracle-schemata --asan-mutants ASAN/mutants.json]
                 [--part I/N --json PART.json] [--resume RUN.json]
   mutate.py merge PART.json... --mutants DIR/mutants.json [--report R.json] [--json OUT]
+  mutate.py seeds RUN.json --exe ... --mutants DIR/mutants.json [--asan-exe ...]
+                [--seeds 10] [--part I/N] --json SEEDS.json
 
 With --asan-exe, the survivors run once more under the AddressSanitizer +
 UBSan schemata build (one law over the coverage matrix and --asan-cases
@@ -18,6 +20,11 @@ survivors analysed as equivalent: they are out of the score either way.
 `run` fails (exit 1) when a mutant survives without an analysis; on a full
 run (or the merge of a run's parts) also when an analysis no longer names a
 mutant, or when the score of the non-equivalent mutants is below --min-score.
+
+`seeds` measures the kill rate over seeds of a finished run's detected
+mutants apart from the run, saving each result to SEEDS.json and skipping
+what it already holds: a measurement longer than one sitting is resumed.
+It exits 3 while some detected mutant has seeds left to run.
 """
 import argparse
 import hashlib
@@ -107,26 +114,109 @@ def cmd_run(a):
     rates = {}
     if a.seeds:
         killed = [m for m in chosen if results.get(m["key"], {}).get("status") in runner.DETECTED]
-        seeds = list(range(1, a.seeds + 1))
-        print(f"\nmutate: the {len(killed)} detected mutants at seeds {seeds[0]}..{seeds[-1]}")
-        sys.stdout.flush()
-        # A mutant that only the sanitizer pass detected is rerun there.
-        by_sanitizer = {m["key"] for m in killed if set(results[m["key"]]["killedBy"]) & runner.SANITIZERS}
-        by_seed = runner.run_seeds(a.exe, [m for m in killed if m["key"] not in by_sanitizer], seeds, a.cases,
-                                   a.jobs, timeout, data_dir, progress=show)
-        if by_sanitizer:
-            by_seed.update(runner.run_seeds(a.asan_exe, [m for m in killed if m["key"] in by_sanitizer], seeds,
-                                            a.asan_cases, a.jobs, timeout, data_dir, progress=show,
-                                            sanitizer=True))
-        for m in killed:
-            hits = 1 + sum(st in runner.DETECTED for st in by_seed.get(m["key"], {}).values())
-            rates[m["key"]] = {"detected": hits, "of": 1 + len(seeds),
-                               "missed_at": sorted(s for s, st in by_seed.get(m["key"], {}).items() if st not in runner.DETECTED)}
+        rates = kill_rates(killed_over_seeds(a, killed, results, timeout, data_dir, {}, None))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(dict(record, results=results, kill_rates=rates), f, indent=1)
     whole = not (a.sample or a.only or a.only_file or a.part)
     return conclude(a, data, chosen, results, rates, analyses, whole)
+
+
+def killed_over_seeds(a, killed, results, timeout, data_dir, done, save):
+    """Runs each of `killed` (detected at the run's seed) at seeds 1..a.seeds,
+    cheapest first, skipping the (mutant, seed) pairs in `done`
+    ({key: {seed: status}}, updated and passed to `save` as each run ends).
+    A mutant that only the sanitizer pass detected is rerun there."""
+    seeds = list(range(1, a.seeds + 1))
+    by_sanitizer = sanitizer_kills(a, killed, results)
+    order = sorted(killed, key=lambda m: results[m["key"]]["seconds"])
+    todo = [(m, s) for m in order for s in seeds if str(s) not in done.get(m["key"], {})]
+    print(f"\nmutate: {len(killed)} detected mutants at seeds {seeds[0]}..{seeds[-1]}: "
+          f"{len(todo)} runs to go, {a.jobs} at a time")
+    sys.stdout.flush()
+    show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
+
+    def keep(r):
+        for (k, s), x in r.items():
+            done.setdefault(k, {})[str(s)] = x["status"]
+        if save:
+            save(done)
+
+    for sanitizer, exe, cases in ((False, a.exe, a.cases), (True, a.asan_exe, a.asan_cases)):
+        mine = [(m, s) for m, s in todo if (m["key"] in by_sanitizer) == sanitizer]
+        if mine:
+            runner.run_jobs(exe, mine, cases, a.jobs, timeout, data_dir, show, keep,
+                            key=lambda m, s: (m["key"], s), sanitizer=sanitizer)
+    return {m["key"]: done.get(m["key"], {}) for m in killed}
+
+
+def sanitizer_kills(a, killed, results):
+    """The keys of `killed` that only the sanitizer pass detected: their seeds run under --asan-exe."""
+    keys = {m["key"] for m in killed if set(results[m["key"]]["killedBy"]) & runner.SANITIZERS}
+    if keys and not a.asan_exe:
+        raise ValueError(f"{len(keys)} mutant(s) were detected by the sanitizer pass: their seeds need --asan-exe")
+    return keys
+
+
+def kill_rates(by_seed):
+    """{key: {seed: status}} -> the kill rate of each mutant whose seeds all ran:
+    detected at the run's seed plus the seeds that detected it."""
+    return {k: {"detected": 1 + sum(st in runner.DETECTED for st in v.values()), "of": 1 + len(v),
+                "missed_at": sorted(int(s) for s, st in v.items() if st not in runner.DETECTED)}
+            for k, v in by_seed.items()}
+
+
+def cmd_seeds(a):
+    """The kill rate over seeds of the mutants a finished run detected, saved
+    after every run to --json and resumed from it: a long measurement can
+    be spread over calls (and machines, with --part)."""
+    data = load_mutants(a.mutants)
+    mutants = data["mutants"]
+    run = load_run(a.run)
+    if (run.get("seed"), run.get("cases"), run.get("mutants")) != (a.seed, a.cases, fingerprint(mutants)):
+        raise ValueError(f"{a.run} is not a run over {a.mutants} at seed {a.seed} and {a.cases} cases")
+    results = run["results"]
+    killed = [m for m in mutants if results.get(m["key"], {}).get("status") in runner.DETECTED]
+    if a.part:
+        i, n = parse_part(a.part)
+        killed = [m for k, m in enumerate(killed) if k % n == i]
+    record = {"run": a.run, "seed": a.seed, "cases": a.cases, "mutants": fingerprint(mutants), "seeds": a.seeds}
+    done = {}
+    if os.path.exists(a.json):
+        earlier = load_json(a.json)
+        if {k: earlier.get(k) for k in record if k != "run"} != {k: v for k, v in record.items() if k != "run"}:
+            raise ValueError(f"{a.json} holds the seeds of another run or seed count: name a new file")
+        done = earlier["by_seed"]
+
+    def save(by_seed):
+        with open(a.json + ".part", "w") as f:
+            json.dump(dict(record, by_seed=by_seed), f, indent=1)
+        os.replace(a.json + ".part", a.json)
+
+    pending = [m for m in killed if len(done.get(m["key"], {})) < a.seeds]
+    sanitizer_kills(a, pending, results)
+    if pending:
+        data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
+        base, _ = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir)
+        timeout = a.timeout or max(30.0, 5 * base)
+        print(f"mutate: the unmutated suite takes {base:.1f} s, the limit is {timeout:.0f} s")
+        killed_over_seeds(a, pending, results, timeout, data_dir, done, save)
+    complete = {m["key"]: done[m["key"]] for m in killed if len(done.get(m["key"], {})) == a.seeds}
+    rates = kill_rates(complete)
+    short = {k: v for k, v in rates.items() if v["detected"] < v["of"]}
+    print(f"kill rate over {a.seeds + 1} seeds: {len(rates) - len(short)} of {len(rates)} measured mutants "
+          f"detected at every seed; {len(killed) - len(rates)} of the {len(killed)} detected mutants not measured yet")
+    for k, v in sorted(short.items()):
+        print(f"  {v['detected']}/{v['of']}  {k}  (missed at seeds {v['missed_at']})")
+    return 0 if len(rates) == len(killed) else 3
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except ValueError as e:
+        raise ValueError(f"{path} is not JSON ({e})")
 
 
 def load_run(path):
@@ -272,6 +362,19 @@ def main():
     r.add_argument("--asan-exe", help="the schemata build of the cpu-asan preset: survivors run again under it")
     r.add_argument("--asan-mutants", help="that build's mutants.json (must list the same mutants)")
     r.add_argument("--asan-cases", type=int, default=10, help="cases of the sanitizer pass (default 10)")
+    k = sub.add_parser("seeds", help="the kill rate over seeds of a finished run's detected mutants (resumable)")
+    k.add_argument("run", help="the run's --json (a whole run, or the merge of its parts)")
+    k.add_argument("--exe", required=True, help="the raceoracle-schemata executable the run used")
+    k.add_argument("--mutants", required=True, help="the mutants.json the run ran")
+    k.add_argument("--asan-exe", help="the sanitizer schemata build: the mutants its pass detected run there")
+    k.add_argument("--asan-cases", type=int, default=10)
+    k.add_argument("--seed", type=int, default=CI_SEED, help="the run's seed")
+    k.add_argument("--cases", type=int, default=100)
+    k.add_argument("--seeds", type=int, default=10, help="run at seeds 1..N (default 10)")
+    k.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    k.add_argument("--timeout", type=float, default=0, help="seconds per run (default: 5x the unmutated run, >= 30)")
+    k.add_argument("--part", help="I/N: every N-th detected mutant from the I-th")
+    k.add_argument("--json", required=True, help="the seeds measured so far: read if it exists, written after each run")
     m = sub.add_parser("merge", help="judge the parts of one run (--part I/N --json) together")
     m.add_argument("parts", nargs="+", help="the parts' --json files")
     m.add_argument("--mutants", required=True, help="the mutants.json the parts ran")
@@ -282,7 +385,7 @@ def main():
         q.add_argument("--json", help="write every mutant's result here")
     a = p.parse_args()
     try:
-        return {"generate": cmd_generate, "run": cmd_run, "merge": cmd_merge}[a.command](a)
+        return {"generate": cmd_generate, "run": cmd_run, "seeds": cmd_seeds, "merge": cmd_merge}[a.command](a)
     except (RuntimeError, OSError, ValueError) as e:
         print(f"mutate: error: {e}", file=sys.stderr)
         return 2

@@ -110,16 +110,6 @@ def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=
                     key=lambda m, s: m["key"], sanitizer=sanitizer)
 
 
-def run_seeds(exe, mutants, seeds, cases, jobs, timeout_s, data_dir=None, progress=print, sanitizer=False):
-    """Each mutant at each seed: {key: {seed: status}} (the kill rate over seeds)."""
-    done = run_jobs(exe, [(m, s) for m in mutants for s in seeds], cases, jobs, timeout_s, data_dir, progress, None,
-                    key=lambda m, s: (m["key"], s), sanitizer=sanitizer)
-    out = {}
-    for (k, s), r in done.items():
-        out.setdefault(k, {})[s] = r["status"]
-    return out
-
-
 def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, key, sanitizer=False):
     results = {}
     done = 0

@@ -80,3 +80,63 @@ def test_resume_refuses_a_run_at_another_seed():
         r = subprocess.run([sys.executable, MUTATE, "run", "--exe", "/bin/false", "--mutants", listing, "--seed", "8",
                             "--resume", parts[0], "--analyses", analyses], capture_output=True, text=True)
         assert r.returncode == 2 and "is not a run over" in r.stderr
+
+
+FAKE_SUITE = r'''#!PYTHON
+"""Stands in for raceoracle-schemata check: mutant 2 survives seed 3, every
+other mutant fails a law; each call is logged as "mutant seed"."""
+import json, os, sys
+args = sys.argv
+seed, report = args[args.index("--seed") + 1], args[args.index("--json") + 1]
+mutant = os.environ["RACEORACLE_MUTANT"]
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(f"{mutant} {seed}\n")
+if mutant == "0":
+    with open(os.environ["RACEORACLE_MUTANT_COVERAGE"], "w") as f:
+        f.write("1 2 3")
+    sys.exit(0)
+if mutant == "2" and seed == "3":
+    sys.exit(0)
+with open(report, "w") as f:
+    json.dump({"properties": [{"property": "TokensInRange", "kernel": "fused-post", "result": "fail"}]}, f)
+sys.exit(1)
+'''
+
+
+def test_seeds_measures_each_detected_mutant_and_resumes_from_its_file():
+    with tempfile.TemporaryDirectory() as tmp:
+        listing, analyses, parts = make_run(tmp)
+        merged = os.path.join(tmp, "merged.json")
+        assert merge(listing, analyses, *parts, extra=("--json", merged, "--min-score", "0")).returncode == 0
+        exe = os.path.join(tmp, "fake-schemata")
+        with open(exe, "w") as f:
+            f.write(FAKE_SUITE.replace("PYTHON", sys.executable))
+        os.chmod(exe, 0o755)
+        log, out = os.path.join(tmp, "log"), os.path.join(tmp, "seeds.json")
+        env = dict(os.environ, FAKE_LOG=log)
+
+        def seeds(*extra):
+            return subprocess.run([sys.executable, MUTATE, "seeds", merged, "--exe", exe, "--mutants", listing,
+                                   "--seed", "7", "--seeds", "4", "--jobs", "2", "--json", out, *extra],
+                                  capture_output=True, text=True, env=env)
+
+        def calls():
+            with open(log) as f:
+                return sorted(tuple(line.split()) for line in f)
+
+        # Half a measurement, as a call stopped early would leave it.
+        with open(out, "w") as f:
+            json.dump({"run": merged, "seed": 7, "cases": 100, "mutants": json.load(open(merged))["mutants"],
+                       "seeds": 4, "by_seed": {"kernels/x.hip:1": {"1": "Killed", "2": "Killed"}}}, f)
+        r = seeds()
+        assert r.returncode == 0, r.stdout + r.stderr
+        # The unmutated run, then only the pairs not yet measured (mutant 3 survived the run: no seeds).
+        assert calls() == [("0", "7"), ("1", "3"), ("1", "4")] + [("2", str(s)) for s in range(1, 5)]
+        assert "1 of 2 measured mutants detected at every seed" in r.stdout
+        assert "4/5  kernels/x.hip:2  (missed at seeds [3])" in r.stdout
+        os.remove(log)
+        open(log, "w").close()
+        r = seeds()  # complete: nothing runs again
+        assert r.returncode == 0 and calls() == [], r.stdout + r.stderr
+        r = seeds("--seeds", "5")
+        assert r.returncode == 2 and "another run or seed count" in r.stderr
