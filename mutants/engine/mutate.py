@@ -142,7 +142,9 @@ def killed_over_seeds(a, killed, results, timeout, data_dir, done, save):
         if save:
             save(done)
 
-    for sanitizer, exe, cases in ((False, a.exe, a.cases), (True, a.asan_exe, a.asan_cases)):
+    groups = [(False, a.exe, a.cases), (True, a.asan_exe, a.asan_cases)]
+    cost = lambda g: sum(results[m["key"]]["seconds"] for m, _ in todo if (m["key"] in by_sanitizer) == g[0])  # noqa: E731
+    for sanitizer, exe, cases in sorted(groups, key=cost):  # the cheaper build's runs first
         mine = [(m, s) for m, s in todo if (m["key"] in by_sanitizer) == sanitizer]
         if mine:
             runner.run_jobs(exe, mine, cases, a.jobs, timeout, data_dir, show, keep,
