@@ -87,7 +87,8 @@ std::vector<Property> make_properties() {
        .law = forced_row_gives_forced_id,
        .inputs = rows_of({K::forced}),
        .must_cover = {C::forced_row, C::forced_id_in_last_tile},
-       .matrix = crossed({R::forced})},
+       .matrix = crossed({R::forced}),
+       .built = fixtures::id_sweep_cases},
       {.name = "FullyMaskedRowIsZero",
        .statement = "an all -inf row gives id 0",
        .law = fully_masked_row_is_zero,
@@ -233,6 +234,36 @@ const std::vector<CorpusEntry>& cached_corpus(const std::string& dir) {
 }
 }  // namespace
 
+fixtures::CaseSpec fewest_failing_rows(const Property& p, const fixtures::Subject& k, fixtures::CaseSpec spec) {
+  // ddmin (Zeller) over the row list, order kept: try each of n chunks alone,
+  // then each complement; a failing one becomes the case; else n doubles.
+  auto fails = [&](const fixtures::CaseSpec& c) {
+    const bool f = !run_case(p, k, c).empty();
+    return k.take_breakdown().empty() && f;
+  };
+  std::size_t n = 2;
+  while (spec.rows.size() >= 2) {
+    const std::size_t size = spec.rows.size(), chunk = (size + n - 1) / n;
+    bool reduced = false;
+    for (int complement = 0; complement < 2 && !reduced; ++complement)
+      for (std::size_t at = 0; at < size && !reduced; at += chunk) {
+        fixtures::CaseSpec c = spec;
+        c.rows.clear();
+        for (std::size_t i = 0; i < size; ++i)
+          if ((i >= at && i < at + chunk) != bool(complement)) c.rows.push_back(spec.rows[i]);
+        if (c.rows.empty() || c.rows.size() == size || !fails(c)) continue;
+        spec = std::move(c);
+        n = complement ? std::max<std::size_t>(n - 1, 2) : 2;
+        reduced = true;
+      }
+    if (!reduced) {
+      if (n >= size) break;
+      n = std::min(2 * n, size);
+    }
+  }
+  return spec;
+}
+
 PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s) {
   const auto start = std::chrono::steady_clock::now();
   PropertyResult out;
@@ -256,16 +287,25 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       if (!failure.empty()) return failed_case(e.spec, "saved corpus case: " + e.note, failure, breakdown);
     }
   }
-  // The coverage matrix, by construction: one case per (edge, dtype).
+  // The coverage matrix, by construction: one case per (edge, dtype); then the law's other built cases.
   fixtures::CellSet cells;
   if (s.reproduce.empty() && s.matrix) {
-    for (const fixtures::CaseSpec& spec : fixtures::matrix_cases(p.matrix)) {
+    std::vector<std::pair<fixtures::CaseSpec, const char*>> built;
+    for (fixtures::CaseSpec& spec : fixtures::matrix_cases(p.matrix)) built.emplace_back(std::move(spec), "coverage-matrix case");
+    if (p.built)
+      for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
+    for (const auto& [spec, what] : built) {
       const fixtures::Batch b = fixtures::materialize(spec);
       cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
       ++out.cases;
       const std::string failure = p.law(LawContext{k, b, fixtures::config_of(spec)});
       const std::string breakdown = k.take_breakdown();
-      if (!failure.empty() || !breakdown.empty()) return failed_case(spec, "coverage-matrix case", failure, breakdown);
+      if (!breakdown.empty()) return failed_case(spec, what, failure, breakdown);
+      if (!failure.empty()) {
+        const fixtures::CaseSpec fewest = fewest_failing_rows(p, k, spec);
+        return failed_case(fewest, fmt::format("{}, {} of its {} rows", what, fewest.rows.size(), spec.rows.size()),
+                           run_case(p, k, fewest), k.take_breakdown());
+      }
     }
   }
   fixtures::CoverSet covered;

@@ -9,6 +9,7 @@
 #include "fixtures/coverage.h"
 #include "fixtures/generators.h"
 #include "fixtures/matrix.h"
+#include "fixtures/sweep.h"
 #include "fixtures/subject.h"
 #include "properties/laws.h"
 
@@ -33,6 +34,8 @@ struct Property {
   /// The row class x edge cells it must meet (matrix.h); its matrix cases
   /// run after the corpus and before the random search.
   fixtures::MatrixRequirement matrix;
+  /// More cases built by construction (the id sweep, sweep.h), run with the matrix cases.
+  std::vector<fixtures::CaseSpec> (*built)() = nullptr;
   Needs needs = Needs::tokens;
   int case_divisor = 1;  ///< expensive properties run cases / case_divisor
 
@@ -74,6 +77,10 @@ struct PropertyResult {
 const char* to_string(PropertyResult::Verdict v);
 
 PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s);
+
+/// The fewest rows of a failing `spec`, in their order, that still fail law
+/// `p` (ddmin): how a built case, thousands of rows, is reported.
+fixtures::CaseSpec fewest_failing_rows(const Property& p, const fixtures::Subject& k, fixtures::CaseSpec spec);
 
 /// Runs one saved case through one law (the regression corpus).
 std::string run_case(const Property& p, const fixtures::Subject& k, const fixtures::CaseSpec& spec);

@@ -4,6 +4,7 @@
 // A failure prints the shrunk counterexample and the command that replays it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -61,6 +62,37 @@ TEST_P(Properties, Holds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Suite, Properties, ::testing::ValuesIn(pairs()), name_of);
+
+// fewest_failing_rows (ddmin over rows) on a made-up law that fails while
+// two given forced ids are both present: it keeps those two rows, in order.
+std::string needs_ids_7_and_300(const LawContext& c) {
+  bool seen7 = false, seen300 = false;
+  for (std::int64_t r = 0; r < c.batch.rows; ++r) {
+    seen7 |= std::isfinite(c.batch.x(r, 7));
+    seen300 |= std::isfinite(c.batch.x(r, 300));
+  }
+  return seen7 && seen300 ? "ids 7 and 300 both forced" : "";
+}
+
+TEST(FewestFailingRows, KeepsExactlyTheRowsTheFailureNeedsInTheirOrder) {
+  Property p{.name = "MadeUp", .statement = "", .law = needs_ids_7_and_300};
+  fixtures::CaseSpec spec;
+  spec.vocab = 512;
+  for (int id = 0; id < 400; ++id) {
+    fixtures::RowSpec r;
+    r.kind = fixtures::RowKind::forced;
+    r.where = fixtures::kPositions + id;
+    spec.rows.push_back(r);
+  }
+  const fixtures::Subject& any = fixtures::subject_of(kernels::kernels().front());
+  const fixtures::CaseSpec fewest = fewest_failing_rows(p, any, spec);
+  ASSERT_EQ(fewest.rows.size(), 2u);
+  EXPECT_EQ(fewest.rows[0].where, fixtures::kPositions + 7);
+  EXPECT_EQ(fewest.rows[1].where, fixtures::kPositions + 300);
+  // One row is as few as it gets: it comes back as it is.
+  spec.rows.resize(1);
+  EXPECT_EQ(fewest_failing_rows(p, any, spec).rows.size(), 1u);
+}
 
 TEST(Corpus, SavedCounterexamplesStillPass) {
   // Failing cases found once are kept in properties/corpus and replayed first.

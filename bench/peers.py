@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""What a user would run instead of raceoracle's kernels, timed the way
+`raceoracle bench` times them: the exponential race in PyTorch eager (as
+engines write it, examples/torch_race_sampler.py), the same function under
+torch.compile, and the Triton race of examples/triton_race_sampler.py.
+
+    python3 bench/peers.py [--rows 1 4 ... 256] [--vocab 163840] [--dtypes bf16 f32]
+                           [--peers eager compile triton] [--raceoracle build/nvidia/cli/raceoracle]
+                           [--json out.json]
+
+Shapes and inputs follow `raceoracle bench` (cli/bench.cpp): rows x V logits
+and fp32 noise, a quarter of the rows greedy (T = 0), the rest T = 0.7; a
+pool of rows larger than the L2 cache of which each launch reads another
+window; per cell `--samples` samples of `--per-sample` launches between two
+CUDA events, and the median, min and max microseconds per launch. The
+logits are N(0, 3^2) and the noise Exp(1) (raceoracle bench draws LLM-like
+rows; none of these peers' times depend on the values). Before timing, every
+peer must give eager's tokens on one window: a peer that samples wrongly is
+refused, not timed. With --raceoracle, that build's `bench --json` runs in
+the same call, on the same device, and its kernels join the table, with each peer's time
+over fused-post's (higher is slower).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+import torch  # noqa: E402
+
+import torch_race_sampler  # noqa: E402
+
+EPS, GREEDY_EPS = 1e-10, 1e-6  # race/definition.h: kDefaultEps, kDefaultGreedyEps
+L2_BYTES = 64 << 20  # a pool larger than the H200's 60 MB L2: no launch finds its inputs there
+DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
+GPU_ONLY = ("compile", "triton")  # on the cpu, torch.compile's inductor needs a compiler toolchain run; Triton a GPU
+
+
+def make_peers(names):
+    """name -> race function, and name -> why it is not timed."""
+    peers, missing = {}, {}
+    for name in names:
+        if name == "eager":
+            peers[name] = torch_race_sampler.race
+        elif name == "compile":
+            if not hasattr(torch, "compile"):
+                missing[name] = f"torch {torch.__version__} has no torch.compile (2.0 and later)"
+            else:
+                peers[name] = torch.compile(torch_race_sampler.race, dynamic=False)
+        elif name == "triton":
+            try:
+                import triton_race_sampler
+                peers[name] = triton_race_sampler.make_race()
+            except ImportError as e:
+                missing[name] = f"Triton is not importable ({e})"
+        else:
+            raise SystemExit(f"peers.py: unknown peer '{name}' (eager, compile, triton)")
+    return peers, missing
+
+
+class Pool:
+    """Rows for every window of `rows` rows, a quarter of them greedy."""
+
+    def __init__(self, rows, vocab, dtype, device, seed):
+        g = torch.Generator(device="cpu").manual_seed(seed)
+        per_row = vocab * (torch.finfo(dtype).bits // 8 + 4)
+        self.rows = max(rows, -(-L2_BYTES // per_row) // rows * rows + rows)
+        self.logits = (torch.randn(self.rows, vocab, generator=g) * 3).to(dtype).to(device)
+        self.noise = torch.empty(self.rows, vocab).exponential_(generator=g).to(device)
+        t = torch.full((self.rows,), 0.7)
+        t[::4] = 0.0
+        self.temps = t.to(device)
+        self.window_rows = rows
+
+    def window(self, i):
+        n = self.rows // self.window_rows
+        lo = (i % n) * self.window_rows
+        hi = lo + self.window_rows
+        return self.logits[lo:hi], self.noise[lo:hi], self.temps[lo:hi]
+
+
+def time_cell(race, pool, samples, per_sample, device):
+    """Microseconds per launch: median, min, max over samples."""
+    if device == "cuda":
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(3):  # warm-up: compilation, autotuning, allocator
+        race(*pool.window(i), EPS, GREEDY_EPS)
+    us = []
+    launch = 0
+    for _ in range(samples):
+        if device == "cuda":
+            torch.cuda.synchronize()
+            start.record()
+        else:
+            t0 = time.perf_counter()
+        for _ in range(per_sample):
+            race(*pool.window(launch), EPS, GREEDY_EPS)
+            launch += 1
+        if device == "cuda":
+            stop.record()
+            stop.synchronize()
+            us.append(start.elapsed_time(stop) * 1000.0 / per_sample)
+        else:
+            us.append((time.perf_counter() - t0) * 1e6 / per_sample)
+    return {"median_us": statistics.median(us), "min_us": min(us), "max_us": max(us)}
+
+
+def raceoracle_cells(exe, rows, vocab, dtypes):
+    """`raceoracle bench --json` of that build: {(kernel, dtype, rows): median us}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        cmd = [exe, "bench", "--vocab", str(vocab), "--rows", *map(str, rows), "--dtypes", *dtypes, "--json", out]
+        print("$ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True)
+        with open(out) as f:
+            data = json.load(f)
+    cells = {}
+    for c in data["results"]:
+        cells[(c["kernel"], c["dtype"], c["rows"])] = c["median_us"]
+    return cells, data.get("device", "")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rows", type=int, nargs="+", default=[1, 4, 8, 16, 32, 64, 128, 256])
+    p.add_argument("--vocab", type=int, default=163840)
+    p.add_argument("--dtypes", nargs="+", default=["bf16", "f32"], choices=sorted(DTYPES))
+    p.add_argument("--peers", nargs="+", default=["eager", "compile", "triton"])
+    p.add_argument("--samples", type=int, default=30)
+    p.add_argument("--per-sample", type=int, default=20)
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
+                   help="cpu: a smoke run of the eager peer (no GPU figure)")
+    p.add_argument("--raceoracle", help="a raceoracle build: its `bench` joins the table")
+    p.add_argument("--json")
+    a = p.parse_args()
+    if a.device == "cuda" and not torch.cuda.is_available():
+        print("peers.py: no CUDA device (torch.cuda.is_available() is False); --device cpu runs a smoke test",
+              file=sys.stderr)
+        return 2
+    if min(a.rows) < 1 or a.vocab < 1 or a.samples < 1 or a.per_sample < 1:
+        print("peers.py: --rows, --vocab, --samples and --per-sample must be positive", file=sys.stderr)
+        return 2
+    peers, missing = make_peers(a.peers)
+    if a.device == "cpu":
+        for name in [n for n in peers if n in GPU_ONLY]:
+            missing[name] = "GPU only"
+            del peers[name]
+    device_name = torch.cuda.get_device_name() if a.device == "cuda" else "cpu (NOT a GPU figure)"
+    print(f"peers.py: {device_name}, torch {torch.__version__}, V = {a.vocab}")
+    for name, why in missing.items():
+        print(f"  {name}: not timed: {why}")
+    cells = []
+    for dtype in a.dtypes:
+        for rows in a.rows:
+            pool = Pool(rows, a.vocab, DTYPES[dtype], a.device, seed=rows)
+            want = torch_race_sampler.race(*pool.window(0), EPS, GREEDY_EPS).to(torch.int64)
+            for name, race in peers.items():
+                got = race(*pool.window(0), EPS, GREEDY_EPS).to(torch.int64)
+                if not torch.equal(got, want):
+                    bad = int((got != want).sum())
+                    print(f"peers.py: {name} gave other tokens than eager on {bad} of {rows} rows ({dtype}): "
+                          "not timed; check it with `raceoracle check --sampler`", file=sys.stderr)
+                    return 1
+                t = time_cell(race, pool, a.samples, a.per_sample, a.device)
+                cells.append(dict(peer=name, dtype=dtype, rows=rows, **t))
+                print(f"  {name:8s} {dtype:4s} {rows:4d} rows  {t['median_us']:10.1f} us "
+                      f"(min {t['min_us']:.1f}, max {t['max_us']:.1f})", flush=True)
+            del pool
+    kernels, kernel_device = ({}, "")
+    if a.raceoracle:
+        kernels, kernel_device = raceoracle_cells(a.raceoracle, a.rows, a.vocab, a.dtypes)
+    print()
+    print(table(cells, kernels, a.rows, a.dtypes))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"device": device_name, "torch": torch.__version__, "vocab": a.vocab, "not_timed": missing,
+                       "cells": cells, "raceoracle_device": kernel_device,
+                       "raceoracle": [dict(kernel=k, dtype=d, rows=r, median_us=v) for (k, d, r), v in kernels.items()]},
+                      f, indent=1)
+    return 0
+
+
+def table(cells, kernels, rows, dtypes):
+    """Markdown: median us per (rows, dtype), each peer with its ratio to fused-post when measured."""
+    peers = sorted({c["peer"] for c in cells}, key=["eager", "compile", "triton"].index)
+    names = sorted({k for k, _, _ in kernels}) + peers
+    head = "| rows | dtype | " + " | ".join(f"{n} us" for n in names) + " |"
+    lines = [head, "|" + "---|" * (2 + len(names))]
+    by = {(c["peer"], c["dtype"], c["rows"]): c["median_us"] for c in cells}
+    by.update(kernels)
+    for d in dtypes:
+        for r in rows:
+            ref = kernels.get(("fused-post", d, r))
+            out = []
+            for n in names:
+                v = by.get((n, d, r))
+                out.append("-" if v is None else f"{v:.1f}" + (f" ({v / ref:.2f}x)" if ref and n != "fused-post" else ""))
+            lines.append(f"| {r} | {d} | " + " | ".join(out) + " |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
