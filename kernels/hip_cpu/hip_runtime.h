@@ -11,6 +11,8 @@
 /// the fibers of the block that thread runs; declared through
 /// HIPCPU_SHARED_ARRAY, its bytes are 0xFF when each block starts. Blocks run
 /// in parallel over `config().workers` OS threads. Launches are synchronous.
+/// The kernels' locals start as 0xFE bytes (the build's
+/// -ftrivial-auto-var-init=pattern, CMakeLists.txt), as registers hold garbage.
 #include <cmath>
 #include <math.h>
 #include <cstddef>
