@@ -8,7 +8,7 @@
                 [--part I/N --json PART.json] [--resume RUN.json]
   mutate.py merge PART.json... --mutants DIR/mutants.json [--report R.json] [--json OUT]
   mutate.py seeds RUN.json --exe ... --mutants DIR/mutants.json [--asan-exe ...]
-                [--seeds 10] [--part I/N] --json SEEDS.json
+                [--seeds 10] --json SEEDS.json
 
 With --asan-exe, the survivors run once more under the AddressSanitizer +
 UBSan schemata build (one law over the coverage matrix and --asan-cases
@@ -171,7 +171,7 @@ def kill_rates(by_seed):
 def cmd_seeds(a):
     """The kill rate over seeds of the mutants a finished run detected, saved
     after every run to --json and resumed from it: a long measurement can
-    be spread over calls (and machines, with --part)."""
+    be spread over calls."""
     data = load_mutants(a.mutants)
     mutants = data["mutants"]
     run = load_run(a.run)
@@ -179,9 +179,6 @@ def cmd_seeds(a):
         raise ValueError(f"{a.run} is not a run over {a.mutants} at seed {a.seed} and {a.cases} cases")
     results = run["results"]
     killed = [m for m in mutants if results.get(m["key"], {}).get("status") in runner.DETECTED]
-    if a.part:
-        i, n = parse_part(a.part)
-        killed = [m for k, m in enumerate(killed) if k % n == i]
     record = {"run": a.run, "seed": a.seed, "cases": a.cases, "mutants": fingerprint(mutants), "seeds": a.seeds}
     done = {}
     if os.path.exists(a.json):
@@ -375,7 +372,6 @@ def main():
     k.add_argument("--seeds", type=int, default=10, help="run at seeds 1..N (default 10)")
     k.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     k.add_argument("--timeout", type=float, default=0, help="seconds per run (default: 5x the unmutated run, >= 30)")
-    k.add_argument("--part", help="I/N: every N-th detected mutant from the I-th")
     k.add_argument("--json", required=True, help="the seeds measured so far: read if it exists, written after each run")
     m = sub.add_parser("merge", help="judge the parts of one run (--part I/N --json) together")
     m.add_argument("parts", nargs="+", help="the parts' --json files")
