@@ -15,8 +15,8 @@ window; per cell `--samples` samples of `--per-sample` launches between two
 CUDA events, and the median, min and max microseconds per launch. The
 logits are N(0, 3^2) and the noise Exp(1) (raceoracle bench draws LLM-like
 rows; none of these peers' times depend on the values). Before timing, every
-peer must give eager's tokens on one window: a peer that samples wrongly is
-refused, not timed. With --raceoracle, that build's `bench --json` runs in
+peer must give eager's tokens on one window, up to near ties that rounding
+may order either way: a peer that samples wrongly is refused, not timed. With --raceoracle, that build's `bench --json` runs in
 the same call, on the same device, and its kernels join the table, with each peer's time
 over fused-post's (higher is slower).
 """
@@ -38,7 +38,7 @@ import torch  # noqa: E402
 import torch_race_sampler  # noqa: E402
 
 EPS, GREEDY_EPS = 1e-10, 1e-6  # race/definition.h: kDefaultEps, kDefaultGreedyEps
-L2_BYTES = 64 << 20  # a pool larger than the H200's 60 MB L2: no launch finds its inputs there
+L2_BYTES = 64 << 20  # at least the H200's 60 MB L2
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 GPU_ONLY = ("compile", "triton")  # on the cpu, torch.compile's inductor needs a compiler toolchain run; Triton a GPU
 
@@ -53,6 +53,9 @@ def make_peers(names):
             if not hasattr(torch, "compile"):
                 missing[name] = f"torch {torch.__version__} has no torch.compile (2.0 and later)"
             else:
+                # One graph per (rows, dtype): 16 shapes by default, past dynamo's
+                # default of 8 recompiles, after which it would run eager unannounced.
+                torch._dynamo.config.cache_size_limit = 256
                 peers[name] = torch.compile(torch_race_sampler.race, dynamic=False)
         elif name == "triton":
             try:
@@ -71,7 +74,8 @@ class Pool:
     def __init__(self, rows, vocab, dtype, device, seed):
         g = torch.Generator(device="cpu").manual_seed(seed)
         per_row = vocab * (torch.finfo(dtype).bits // 8 + 4)
-        self.rows = max(rows, -(-L2_BYTES // per_row) // rows * rows + rows)
+        needed = -(-2 * L2_BYTES // per_row)  # twice L2: the window read next was evicted
+        self.rows = -(-needed // rows) * rows
         self.logits = (torch.randn(self.rows, vocab, generator=g) * 3).to(dtype).to(device)
         self.noise = torch.empty(self.rows, vocab).exponential_(generator=g).to(device)
         t = torch.full((self.rows,), 0.7)
@@ -84,6 +88,26 @@ class Pool:
         lo = (i % n) * self.window_rows
         hi = lo + self.window_rows
         return self.logits[lo:hi], self.noise[lo:hi], self.temps[lo:hi]
+
+
+def unexplained(window, got, want):
+    """Rows where two samplers' tokens differ beyond rounding: a greedy row
+    must agree exactly; a sampling row may differ only when the two ids'
+    exact keys exp((x - m) / t) / (E + eps) are within 1e-4 of each other
+    (fp32 kernels order near ties as their rounding falls)."""
+    logits, noise, temps = window
+    rows = (got != want).nonzero().flatten().tolist()
+    bad = 0
+    for r in rows:
+        if float(temps[r]) <= GREEDY_EPS or not all(0 <= int(i) < logits.shape[1] for i in (got[r], want[r])):
+            bad += 1
+            continue
+        x = logits[r].double()
+        x = x.masked_fill(x.isnan(), float("-inf"))
+        t = max(float(temps[r]), 1e-5)
+        keys = [float(torch.exp((x[i] - x.max()) / t) / (noise[r, i].double() + EPS)) for i in (got[r], want[r])]
+        bad += abs(keys[0] - keys[1]) > 1e-4 * max(keys)
+    return bad
 
 
 def time_cell(race, pool, samples, per_sample, device):
@@ -163,10 +187,11 @@ def main():
             want = torch_race_sampler.race(*pool.window(0), EPS, GREEDY_EPS).to(torch.int64)
             for name, race in peers.items():
                 got = race(*pool.window(0), EPS, GREEDY_EPS).to(torch.int64)
-                if not torch.equal(got, want):
-                    bad = int((got != want).sum())
-                    print(f"peers.py: {name} gave other tokens than eager on {bad} of {rows} rows ({dtype}): "
-                          "not timed; check it with `raceoracle check --sampler`", file=sys.stderr)
+                bad = unexplained(pool.window(0), got, want)
+                if bad:
+                    print(f"peers.py: {name} gave other tokens than eager on {bad} of {rows} rows ({dtype}), not "
+                          "explained by rounding: not timed; check it with `raceoracle check --sampler`",
+                          file=sys.stderr)
                     return 1
                 t = time_cell(race, pool, a.samples, a.per_sample, a.device)
                 cells.append(dict(peer=name, dtype=dtype, rows=rows, **t))

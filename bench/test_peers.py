@@ -39,3 +39,16 @@ def test_the_table_gives_each_time_over_fused_posts():
     text = peers.table(cells, {("fused-post", "bf16", 1): 10.0, ("baseline", "bf16", 1): 30.0}, [1], ["bf16"])
     assert text.splitlines()[0] == "| rows | dtype | baseline us | fused-post us | eager us |"
     assert text.splitlines()[2] == "| 1 | bf16 | 30.0 (3.00x) | 10.0 | 25.0 (2.50x) |"
+
+
+def test_only_differences_beyond_rounding_count_against_a_peer():
+    import torch
+    logits = torch.tensor([[1.0, 3.0, 3.0, 0.0], [1.0, 3.0, 3.0, 0.0], [1.0, 3.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    noise = torch.ones(4, 4)
+    temps = torch.tensor([1.0, 0.0, 1.0, 1.0])
+    want = torch.tensor([1, 1, 1, 0])
+    # Row 0: ids 1 and 2 tie exactly (explained); row 1 is greedy (must agree);
+    # row 2: id 2's key is e^-3 of id 1's; row 3: an id past V.
+    got = torch.tensor([2, 2, 2, 4])
+    assert peers.unexplained((logits, noise, temps), got, want) == 3
+    assert peers.unexplained((logits, noise, temps), want, want) == 0
