@@ -16,9 +16,10 @@ CUDA events, and the median, min and max microseconds per launch. The
 logits are N(0, 3^2) and the noise Exp(1) (raceoracle bench draws LLM-like
 rows; none of these peers' times depend on the values). Before timing, every
 peer must give eager's tokens on one window, up to near ties that rounding
-may order either way: a peer that samples wrongly is refused, not timed. With --raceoracle, that build's `bench --json` runs in
-the same call, on the same device, and its kernels join the table, with each peer's time
-over fused-post's (higher is slower).
+may order either way: a peer that samples wrongly is refused, not timed.
+With --raceoracle, that build's `bench --json` runs in the same call, on the
+same device, and its kernels join the table, with each peer's time over
+fused-post's (higher is slower).
 """
 import argparse
 import json
