@@ -38,7 +38,7 @@ import torch  # noqa: E402
 
 import torch_race_sampler  # noqa: E402
 
-EPS, GREEDY_EPS = 1e-10, 1e-6  # race/definition.h: kDefaultEps, kDefaultGreedyEps
+EPS, GREEDY_EPS, MIN_TEMPERATURE = 1e-10, 1e-10, 1e-5  # race/definition.h: kDefaultEps, kDefaultGreedyEps, kMinTemperature
 L2_BYTES = 64 << 20  # at least the H200's 60 MB L2
 DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 GPU_ONLY = ("compile", "triton")  # on the cpu, torch.compile's inductor needs a compiler toolchain run; Triton a GPU
@@ -105,7 +105,7 @@ def unexplained(window, got, want):
             continue
         x = logits[r].double()
         x = x.masked_fill(x.isnan(), float("-inf"))
-        t = max(float(temps[r]), 1e-5)
+        t = max(float(temps[r]), MIN_TEMPERATURE)
         keys = [float(torch.exp((x[i] - x.max()) / t) / (noise[r, i].double() + EPS)) for i in (got[r], want[r])]
         bad += abs(keys[0] - keys[1]) > 1e-4 * max(keys)
     return bad
