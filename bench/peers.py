@@ -34,7 +34,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
-import torch  # noqa: E402
+try:
+    import torch
+except ImportError as e:
+    raise SystemExit(f"peers.py: needs PyTorch ({e}); on Debian: apt-get install python3-torch")
 
 import torch_race_sampler  # noqa: E402
 
