@@ -5,14 +5,17 @@ engines write it, examples/torch_race_sampler.py), the same function under
 torch.compile, and the Triton race of examples/triton_race_sampler.py.
 
     python3 bench/peers.py [--rows 1 4 ... 256] [--vocab 163840] [--dtypes bf16 f32]
-                           [--peers eager compile triton] [--raceoracle build/nvidia/cli/raceoracle]
-                           [--json out.json]
+                           [--peers eager compile triton] [--launch python|graph|both]
+                           [--raceoracle build/nvidia/cli/raceoracle] [--json out.json]
 
 Shapes and inputs follow `raceoracle bench` (cli/bench.cpp): rows x V logits
 and fp32 noise, a quarter of the rows greedy (T = 0), the rest T = 0.7; a
 pool of rows larger than the L2 cache of which each launch reads another
 window; per cell `--samples` samples of `--per-sample` launches between two
-CUDA events, and the median, min and max microseconds per launch. The
+CUDA events, and the median, min and max microseconds per launch. Each
+peer is timed twice by default: launched from Python call by call (what a
+script pays), and replayed from a CUDA graph of the sample's calls (what an
+engine that captures its decode step pays: the GPU's time alone). The
 logits are N(0, 3^2) and the noise Exp(1) (raceoracle bench draws LLM-like
 rows; none of these peers' times depend on the values). Before timing, every
 peer must give eager's tokens on one window, up to near ties that rounding
@@ -22,6 +25,7 @@ same device, and its kernels join the table, with each peer's time over
 fused-post's (higher is slower).
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -114,12 +118,25 @@ def unexplained(window, got, want):
     return bad
 
 
-def time_cell(race, pool, samples, per_sample, device):
-    """Microseconds per launch: median, min, max over samples."""
+def time_cell(race, pool, samples, per_sample, device, graph=False):
+    """Microseconds per launch: median, min, max over samples. graph: the
+    sample's `per_sample` calls captured once in a CUDA graph and replayed,
+    as engines run their decode steps, so no Python or launch overhead is
+    timed; otherwise each call is launched from Python."""
     if device == "cuda":
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i in range(3):  # warm-up: compilation, autotuning, allocator
-        race(*pool.window(i), EPS, GREEDY_EPS)
+    side = torch.cuda.Stream() if graph else None
+    if graph:
+        side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side) if graph else contextlib.nullcontext():
+        for i in range(3):  # warm-up: compilation, autotuning, allocator (on a side stream before a capture)
+            race(*pool.window(i), EPS, GREEDY_EPS)
+    if graph:
+        torch.cuda.current_stream().wait_stream(side)
+        captured = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(captured):
+            for k in range(per_sample):
+                race(*pool.window(k), EPS, GREEDY_EPS)
     us = []
     launch = 0
     for _ in range(samples):
@@ -128,9 +145,12 @@ def time_cell(race, pool, samples, per_sample, device):
             start.record()
         else:
             t0 = time.perf_counter()
-        for _ in range(per_sample):
-            race(*pool.window(launch), EPS, GREEDY_EPS)
-            launch += 1
+        if graph:
+            captured.replay()
+        else:
+            for _ in range(per_sample):
+                race(*pool.window(launch), EPS, GREEDY_EPS)
+                launch += 1
         if device == "cuda":
             stop.record()
             stop.synchronize()
@@ -165,6 +185,8 @@ def main():
     p.add_argument("--per-sample", type=int, default=20)
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                    help="cpu: a smoke run of the eager peer (no GPU figure)")
+    p.add_argument("--launch", default="both", choices=["python", "graph", "both"],
+                   help="peers launched from Python per call, replayed from a CUDA graph, or both (cuda only)")
     p.add_argument("--raceoracle", help="a raceoracle build: its `bench` joins the table")
     p.add_argument("--json")
     a = p.parse_args()
@@ -180,6 +202,7 @@ def main():
         for name in [n for n in peers if n in GPU_ONLY]:
             missing[name] = "GPU only"
             del peers[name]
+    graphs = {"python": [False], "graph": [True], "both": [False, True]}[a.launch if a.device == "cuda" else "python"]
     device_name = torch.cuda.get_device_name() if a.device == "cuda" else "cpu (NOT a GPU figure)"
     print(f"peers.py: {device_name}, torch {torch.__version__}, V = {a.vocab}")
     for name, why in missing.items():
@@ -197,10 +220,12 @@ def main():
                           "explained by rounding: not timed; check it with `raceoracle check --sampler`",
                           file=sys.stderr)
                     return 1
-                t = time_cell(race, pool, a.samples, a.per_sample, a.device)
-                cells.append(dict(peer=name, dtype=dtype, rows=rows, **t))
-                print(f"  {name:8s} {dtype:4s} {rows:4d} rows  {t['median_us']:10.1f} us "
-                      f"(min {t['min_us']:.1f}, max {t['max_us']:.1f})", flush=True)
+                for graph in graphs:
+                    t = time_cell(race, pool, a.samples, a.per_sample, a.device, graph)
+                    label = name + ("+graph" if graph else "")
+                    cells.append(dict(peer=label, dtype=dtype, rows=rows, **t))
+                    print(f"  {label:14s} {dtype:4s} {rows:4d} rows  {t['median_us']:10.1f} us "
+                          f"(min {t['min_us']:.1f}, max {t['max_us']:.1f})", flush=True)
             del pool
     kernels, kernel_device = ({}, "")
     if a.raceoracle:
@@ -218,7 +243,8 @@ def main():
 
 def table(cells, kernels, rows, dtypes):
     """Markdown: median us per (rows, dtype), each peer with its ratio to fused-post when measured."""
-    peers = sorted({c["peer"] for c in cells}, key=["eager", "compile", "triton"].index)
+    order = ["eager", "compile", "triton"]
+    peers = sorted({c["peer"] for c in cells}, key=lambda p: (order.index(p.split("+")[0]), p))
     names = sorted({k for k, _, _ in kernels}) + peers
     head = "| rows | dtype | " + " | ".join(f"{n} us" for n in names) + " |"
     lines = [head, "|" + "---|" * (2 + len(names))]
