@@ -1,0 +1,35 @@
+#pragma once
+/// Philox-4x32-10 (Salmon et al., SC'11) as Random123 defines it, written out
+/// so that device code needs no library, and the fp32 noise of race/noise.h.
+/// tests/kernels/philox_tests.cpp holds these to Random123's bits.
+#include <cstdint>
+
+#include "kernels/device.h"
+#include "race/noise.h"
+
+namespace raceoracle::kernels::philox {
+
+inline constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;  // round multipliers
+inline constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // key bumps: golden ratio, sqrt(3) - 1
+inline constexpr int kRounds = 10;
+
+struct Words {
+  std::uint32_t w[4];
+};
+
+__host__ __device__ __forceinline__ Words philox4x32_10(const race::PhiloxInput& in) {
+  std::uint32_t c0 = in.counter[0], c1 = in.counter[1], c2 = in.counter[2], c3 = in.counter[3];
+  std::uint32_t k0 = in.key[0], k1 = in.key[1];
+  for (int r = 0; r < kRounds; ++r) {
+    if (r > 0) k0 += kW0, k1 += kW1;
+    const std::uint64_t p0 = std::uint64_t(kM0) * c0, p1 = std::uint64_t(kM1) * c2;
+    const std::uint32_t n0 = std::uint32_t(p1 >> 32) ^ c1 ^ k0, n2 = std::uint32_t(p0 >> 32) ^ c3 ^ k1;
+    c0 = n0, c1 = std::uint32_t(p1), c2 = n2, c3 = std::uint32_t(p0);
+  }
+  return Words{{c0, c1, c2, c3}};
+}
+
+/// E = -log(u) in fp32: the error of logf alone, u being exact (docs/DRAWN_NOISE.md, "Accuracy").
+__host__ __device__ __forceinline__ float exponential_of(std::uint32_t w) { return -logf(race::uniform_of(w)); }
+
+}  // namespace raceoracle::kernels::philox
