@@ -9,6 +9,7 @@
   mutate.py merge PART.json... --mutants DIR/mutants.json [--report R.json] [--json OUT]
   mutate.py seeds RUN.json --exe ... --mutants DIR/mutants.json [--asan-exe ...]
                 [--seeds 10] --json SEEDS.json
+  mutate.py rekey --since REV [--analyses survivors.json]
 
 With --asan-exe, the survivors run once more under the AddressSanitizer +
 UBSan schemata build (one law over the coverage matrix and --asan-cases
@@ -25,17 +26,22 @@ mutant, or when the score of the non-equivalent mutants is below --min-score.
 mutants apart from the run, saving each result to SEEDS.json and skipping
 what it already holds: a measurement longer than one sitting is resumed.
 It exits 3 while some detected mutant has seeds left to run.
+
+`rekey` moves the analyses through the kernel sources' edits since a git
+revision (rekey.py): run it after editing a kernel, before the next run.
 """
 import argparse
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import generate  # noqa: E402
+import rekey  # noqa: E402
 import report  # noqa: E402
 import runner  # noqa: E402
 
@@ -338,6 +344,33 @@ def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
             results[key] = r
 
 
+def cmd_rekey(a):
+    """survivors.json's keys moved through the edits since --since."""
+    analyses = load_json(a.analyses)
+
+    def at_rev(path):
+        r = subprocess.run(["git", "-C", ROOT, "show", f"{a.since}:{path}"], capture_output=True, text=True)
+        return r.stdout if r.returncode == 0 else None
+
+    def now(path):
+        full = os.path.join(ROOT, path)
+        return open(full).read() if os.path.exists(full) else None
+
+    if subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", a.since + "^{commit}"],
+                      capture_output=True).returncode != 0:
+        raise ValueError(f"--since {a.since}: not a commit of {ROOT}")
+    out, dropped = rekey.moved(analyses, at_rev, now)
+    moves = sum(k not in analyses for k in out)
+    with open(a.analyses + ".part", "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    os.replace(a.analyses + ".part", a.analyses)
+    print(f"mutate: {len(out)} analyses kept ({moves} moved with their lines), {len(dropped)} dropped")
+    for k, why in sorted(dropped.items()):
+        print(f"  dropped {k}: {why}")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -373,6 +406,9 @@ def main():
     k.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     k.add_argument("--timeout", type=float, default=0, help="seconds per run (default: 5x the unmutated run, >= 30)")
     k.add_argument("--json", required=True, help="the seeds measured so far: read if it exists, written after each run")
+    x = sub.add_parser("rekey", help="move survivors.json's analyses through the kernel edits since a revision")
+    x.add_argument("--since", required=True, help="the git revision the analyses were written for")
+    x.add_argument("--analyses", default=os.path.join(HERE, "survivors.json"))
     m = sub.add_parser("merge", help="judge the parts of one run (--part I/N --json) together")
     m.add_argument("parts", nargs="+", help="the parts' --json files")
     m.add_argument("--mutants", required=True, help="the mutants.json the parts ran")
@@ -383,7 +419,8 @@ def main():
         q.add_argument("--json", help="write every mutant's result here")
     a = p.parse_args()
     try:
-        return {"generate": cmd_generate, "run": cmd_run, "seeds": cmd_seeds, "merge": cmd_merge}[a.command](a)
+        return {"generate": cmd_generate, "run": cmd_run, "seeds": cmd_seeds, "merge": cmd_merge,
+                "rekey": cmd_rekey}[a.command](a)
     except (RuntimeError, OSError, ValueError) as e:
         print(f"mutate: error: {e}", file=sys.stderr)
         return 2
