@@ -1,18 +1,41 @@
 // The baseline (SPEC §2): the unfused five-launch pipeline the fused kernel
-// replaces.
+// replaces, as the field runs it.
 //   1. race:          one workgroup per row walks the whole vocab -> sampled
 //   2. argmax chunks: per (row, chunk of ids) max of the raw logits
 //   3. argmax final:  per row, best chunk -> greedy
 //   4. mask:          T <= greedy_eps
 //   5. where:         tokens = mask ? greedy : sampled
+// Launches 1 and 2 read 16-byte vectors (for_each_id); the figures: bench/README.md.
 #include "kernels/race.h"
 
 namespace raceoracle::kernels {
 namespace {
 
-constexpr int kThreads = 256;
-static_assert(kThreads % kBlockMultiple == 0, "every warp full (race.h)");
+constexpr int kThreads = 256;      // the argmax, mask and where launches
+constexpr int kRaceThreads = 1024;  // one workgroup per row: the most loads in flight a row can have
+static_assert(kThreads % kBlockMultiple == 0 && kRaceThreads % kBlockMultiple == 0, "every warp full (race.h)");
 constexpr int kChunk = 4096;  // ids per program of the top-1 select
+
+/// Calls f(id, logit, noise) for ids [0, n) of a row, each thread visiting
+/// its share. Where the row (and its noise, when read) starts 16-byte
+/// aligned, whole vectors of 16 bytes of logits go first, vector k to thread
+/// k % THREADS; the ids past the last whole vector, or a whole unaligned
+/// row, are visited one at a time. `e` null: no noise read, 1 passed. The
+/// callers fold with order-free reductions (a max, the race's total order),
+/// so the visiting order cannot change a result.
+template <int THREADS, class Logit, class F>
+__device__ __forceinline__ void for_each_id(const Logit* x, const float* e, std::int64_t n, F f) {
+  constexpr int kVec = 16 / int(sizeof(Logit));
+  const std::int64_t whole = aligned16(x) && (!e || aligned16(e)) ? n / kVec : 0;
+  for (std::int64_t k = threadIdx.x; k < whole; k += THREADS) {
+    float v[kVec], ev[kVec];
+    load_vector<kVec>(x + k * kVec, v);
+    if (e) load_vector<kVec>(e + k * kVec, ev);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) f(k * kVec + j, v[j], e ? ev[j] : 1.0f);
+  }
+  for (std::int64_t i = whole * kVec + threadIdx.x; i < n; i += THREADS) f(i, load_logit(x + i), e ? e[i] : 1.0f);
+}
 
 struct Scratch {
   std::int32_t* sampled;
@@ -37,20 +60,22 @@ Scratch carve(void* p, std::int64_t rows, std::int64_t vocab) {
 }
 
 template <class Logit, Defect D>
-__global__ __launch_bounds__(kThreads) void race_kernel(SampleArgs a, Scratch s) {
+__global__ __launch_bounds__(kRaceThreads) void race_kernel(SampleArgs a, Scratch s) {
   RACEORACLE_SHARED(unsigned, smem_max, 32);
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.x;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   const float* e = row_start<D>(a.noise, row, D == Defect::noise_stride ? a.logit_stride : a.noise_stride);
   float m = -INFINITY;
-  for (std::int64_t i = threadIdx.x; i < a.vocab; i += kThreads) m = MaxOf<D>{}(m, load_logit(x + i));
+  for_each_id<kRaceThreads>(x, static_cast<const float*>(nullptr), a.vocab,
+                            [&](std::int64_t, float v, float) { m = MaxOf<D>{}(m, v); });
   m = block_max<D>(m, smem_max);
   const float m_safe = guard_max<D>(m);
   const float inv_t = inverse_temperature(a.temperatures[row]);
   Best best = no_candidate();
-  for (std::int64_t i = threadIdx.x; i < a.vocab; i += kThreads)
-    best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(load_logit(x + i), m_safe, inv_t, e[i], a.eps), int(i)});
+  for_each_id<kRaceThreads>(x, e, a.vocab, [&](std::int64_t i, float v, float ev) {
+    best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(v, m_safe, inv_t, ev, a.eps), int(i)});
+  });
   best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) s.sampled[row] = best.idx;
 }
@@ -62,8 +87,8 @@ __global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Sc
   const std::int64_t end = a.vocab - start < kChunk ? a.vocab : start + kChunk;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   Best best = no_candidate();
-  for (std::int64_t i = start + threadIdx.x; i < end; i += kThreads)
-    best = BetterOf<D>{}(best, Best{load_logit(x + i), int(i)});
+  for_each_id<kThreads>(x + start, static_cast<const float*>(nullptr), end - start,
+                        [&](std::int64_t i, float v, float) { best = BetterOf<D>{}(best, Best{v, int(start + i)}); });
   best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) {
     const std::int64_t k = row * gridDim.x + blockIdx.x;
@@ -102,7 +127,7 @@ hipError_t run(const SampleArgs& a, const Scratch& s) {
   const unsigned row_blocks = unsigned((a.rows + kThreads - 1) / kThreads);
   // Each launch is checked on its own, so an error names the step it came from.
   hipError_t e;
-  hipLaunchKernelGGL((race_kernel<Logit, D>), dim3(unsigned(a.rows)), dim3(kThreads), 0, nullptr, a, s);
+  hipLaunchKernelGGL((race_kernel<Logit, D>), dim3(unsigned(a.rows)), dim3(kRaceThreads), 0, nullptr, a, s);
   if ((e = hipGetLastError()) != hipSuccess) return e;
   hipLaunchKernelGGL((argmax_chunk_kernel<Logit, D>), dim3(unsigned(chunks), unsigned(a.rows)), dim3(kThreads), 0,
                      nullptr, a, s);
