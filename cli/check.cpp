@@ -161,6 +161,7 @@ int check(const CheckOptions& o) {
         properties::RunSettings chunk{c.seed, c.cases, ""};
         if (c.index > 0 || !o.corpus) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
         chunk.matrix = c.index == 0;                               // and the coverage matrix met there
+        chunk.shrink_seconds = o.shrink_seconds;
         const auto r = properties::run_property(p, *k, chunk);
         const bool ok = r.ok();
         failures += !ok;

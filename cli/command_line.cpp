@@ -137,6 +137,9 @@ CommandLine::CommandLine()
       ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
   o.c->add_option("--seed", o.check.seed, "RapidCheck seed (default: the fixed CI seed)")->check(kSeed);
   o.c->add_option("--cases", o.check.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  o.c->add_option("--shrink-seconds", o.check.shrink_seconds,
+                  "seconds a failure may spend shrinking before the smallest case found so far is reported")
+      ->check(CLI::Range(0.0, 86400.0));
   o.c->add_option("--properties", o.check.properties, "properties to run (default: every one that applies)");
   o.c->add_flag("!--no-mutants", o.check.mutants, "skip the mutant gate");
   o.c->add_flag("!--no-agreement", o.check.run_agreement, "skip the production-shape agreement run");

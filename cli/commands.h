@@ -24,6 +24,7 @@ struct CheckOptions {
   bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
   bool corpus = true;         ///< replay the regression corpus before the random search
   bool fail_fast = false;     ///< stop the property suite at its first failure
+  double shrink_seconds = properties::RunSettings{}.shrink_seconds;  ///< a failure's shrink budget
   properties::Shard shard;    ///< run only this shard's units (properties/shard.h)
   int cases_per_unit = properties::kCasesPerUnit;
   /// > 0: run as this many shards in parallel, one process a device, then

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "properties/data_dir.h"
@@ -312,9 +313,18 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
   std::string last_failure, last_json, breakdown;
   const auto gen = fixtures::gen::batch(p.inputs);
   int cases = 0;
+  // A shrink past its budget: every later candidate passes unjudged, so
+  // RapidCheck ends with the smallest failing case it has.
+  std::optional<std::chrono::steady_clock::time_point> first_failure;
+  bool shrink_stopped = false;
   auto testable = [&] {
     const fixtures::CaseSpec spec = *gen;
     if (!breakdown.empty()) return;  // the subject broke down: the rest is not judged (verdict error below)
+    if (first_failure && std::chrono::duration<double>(std::chrono::steady_clock::now() - *first_failure).count() >
+                             s.shrink_seconds) {
+      shrink_stopped = true;
+      return;
+    }
     const fixtures::Batch b = fixtures::materialize(spec);
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     covered |= fixtures::coverage(b, cfg.block_v);
@@ -327,6 +337,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       return;
     }
     if (!failure.empty()) {
+      if (!first_failure) first_failure = std::chrono::steady_clock::now();
       last_failure = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec), failure);
       last_json = fixtures::to_json(spec);
       RC_FAIL(failure);
@@ -366,6 +377,9 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
   } else if (result.match(failure)) {
     out.verdict = PropertyResult::Verdict::failed;
     out.counterexample = last_failure.empty() ? failure.description : last_failure;
+    if (shrink_stopped)
+      out.counterexample += fmt::format("\n  (shrinking stopped after {:g} s: this case may not be the smallest; "
+                                        "--shrink-seconds raises the limit)", s.shrink_seconds);
     out.case_json = last_json;
     rc::detail::Configuration cfg;
     cfg.reproduce[meta.id] = failure.reproduce;

@@ -59,6 +59,9 @@ struct RunSettings {
   /// Run the coverage-matrix cases and require the law's cells (a run split
   /// into chunks does so in its first chunk only).
   bool matrix = true;
+  /// Seconds RapidCheck may spend shrinking a failure before the smallest
+  /// failing case found so far is reported as it is (not minimal, and said so).
+  double shrink_seconds = 60;
 };
 
 struct PropertyResult {

@@ -94,6 +94,28 @@ TEST(FewestFailingRows, KeepsExactlyTheRowsTheFailureNeedsInTheirOrder) {
   EXPECT_EQ(fewest_failing_rows(p, any, spec).rows.size(), 1u);
 }
 
+// A shrink stops at its budget (RunSettings::shrink_seconds) and says so; a
+// shrink within budget runs to the end. A made-up law: 50 ids or more fail.
+std::string fails_from_50_ids(const LawContext& c) { return c.batch.vocab >= 50 ? "50 ids or more" : ""; }
+
+TEST(Shrink, StopsAtItsBudgetAndSaysSo) {
+  Property p{.name = "MadeUp", .statement = "", .law = fails_from_50_ids};
+  RunSettings s;
+  s.matrix = false;
+  s.corpus_dir.clear();
+  const fixtures::Subject& any = fixtures::subject_of(kernels::kernels().front());
+  s.shrink_seconds = 0;
+  const PropertyResult cut = run_property(p, any, s);
+  ASSERT_EQ(cut.verdict, PropertyResult::Verdict::failed);
+  EXPECT_NE(cut.counterexample.find("shrinking stopped after 0 s"), std::string::npos) << cut.counterexample;
+  s.shrink_seconds = 600;
+  const PropertyResult full = run_property(p, any, s);
+  ASSERT_EQ(full.verdict, PropertyResult::Verdict::failed);
+  EXPECT_EQ(full.counterexample.find("shrinking stopped"), std::string::npos) << full.counterexample;
+  // The whole shrink ends smaller than the first failure, which the cut one reports as found.
+  EXPECT_LT(full.case_json.size(), cut.case_json.size()) << full.case_json << "\n" << cut.case_json;
+}
+
 TEST(Corpus, SavedCounterexamplesStillPass) {
   // Failing cases found once are kept in properties/corpus and replayed first.
   if (kernels::device_count() == 0) GTEST_SKIP() << "no device found";
