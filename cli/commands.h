@@ -7,6 +7,7 @@
 #include "cli/agreement.h"
 #include "cli/subjects.h"
 #include "properties/shard.h"
+#include "properties/suite.h"
 
 namespace raceoracle::cli {
 
