@@ -105,9 +105,7 @@ def cmd_run(a):
 
     def save(results):
         if a.json:
-            with open(a.json + ".part", "w") as f:
-                json.dump(dict(record, results=dict(results, **uncovered)), f)
-            os.replace(a.json + ".part", a.json)
+            save_json(a.json, dict(record, results=dict(results, **uncovered)), indent=None)
 
     show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
     results = dict(earlier)
@@ -194,9 +192,7 @@ def cmd_seeds(a):
         done = earlier["by_seed"]
 
     def save(by_seed):
-        with open(a.json + ".part", "w") as f:
-            json.dump(dict(record, by_seed=by_seed), f, indent=1)
-        os.replace(a.json + ".part", a.json)
+        save_json(a.json, dict(record, by_seed=by_seed))
 
     pending = [m for m in killed if len(done.get(m["key"], {})) < a.seeds]
     sanitizer_kills(a, pending, results)
@@ -222,6 +218,15 @@ def load_json(path):
             return json.load(f)
     except ValueError as e:
         raise ValueError(f"{path} is not JSON ({e})")
+
+
+def save_json(path, data, indent=1):
+    """Writes `data` to path through path.part, so that a stopped write never
+    leaves half a file where a resumed run would read it."""
+    with open(path + ".part", "w") as f:
+        json.dump(data, f, indent=indent)
+        f.write("\n")
+    os.replace(path + ".part", path)
 
 
 def load_run(path):
@@ -354,17 +359,17 @@ def cmd_rekey(a):
 
     def now(path):
         full = os.path.join(ROOT, path)
-        return open(full).read() if os.path.exists(full) else None
+        if not os.path.exists(full):
+            return None
+        with open(full) as f:
+            return f.read()
 
     if subprocess.run(["git", "-C", ROOT, "rev-parse", "--verify", "--quiet", a.since + "^{commit}"],
                       capture_output=True).returncode != 0:
         raise ValueError(f"--since {a.since}: not a commit of {ROOT}")
     out, dropped = rekey.moved(analyses, at_rev, now)
     moves = sum(k not in analyses for k in out)
-    with open(a.analyses + ".part", "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
-    os.replace(a.analyses + ".part", a.analyses)
+    save_json(a.analyses, out)
     print(f"mutate: {len(out)} analyses kept ({moves} moved with their lines), {len(dropped)} dropped")
     for k, why in sorted(dropped.items()):
         print(f"  dropped {k}: {why}")
