@@ -15,8 +15,10 @@ std::uint32_t drawn_word(std::uint64_t seed, std::uint64_t offset, std::uint32_t
   return r123::Philox4x32_R<10>{}(c, k)[id % race::kIdsPerPhiloxCall];
 }
 
+double exponential_of(std::uint32_t word) { return -std::log(double(race::uniform_of(word))); }
+
 double drawn_noise(std::uint64_t seed, std::uint64_t offset, std::uint32_t row, std::uint32_t id) {
-  return -std::log(double(race::uniform_of(drawn_word(seed, offset, row, id))));
+  return exponential_of(drawn_word(seed, offset, row, id));
 }
 
 }  // namespace raceoracle::oracle
