@@ -25,7 +25,7 @@ same device, and its kernels join the table, with each peer's time over
 fused-post's (higher is slower).
 """
 import argparse
-import contextlib
+import itertools
 import json
 import os
 import statistics
@@ -123,34 +123,37 @@ def time_cell(race, pool, samples, per_sample, device, graph=False):
     sample's `per_sample` calls captured once in a CUDA graph and replayed,
     as engines run their decode steps, so no Python or launch overhead is
     timed; otherwise each call is launched from Python."""
-    if device == "cuda":
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    side = torch.cuda.Stream() if graph else None
+    call = lambda i: race(*pool.window(i), EPS, GREEDY_EPS)  # noqa: E731
     if graph:
+        side = torch.cuda.Stream()  # warm-up (compilation, autotuning, allocator) off the stream captured next
         side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side) if graph else contextlib.nullcontext():
-        for i in range(3):  # warm-up: compilation, autotuning, allocator (on a side stream before a capture)
-            race(*pool.window(i), EPS, GREEDY_EPS)
-    if graph:
+        with torch.cuda.stream(side):
+            for i in range(3):
+                call(i)
         torch.cuda.current_stream().wait_stream(side)
         captured = torch.cuda.CUDAGraph()
         with torch.cuda.graph(captured):
             for k in range(per_sample):
-                race(*pool.window(k), EPS, GREEDY_EPS)
+                call(k)
+        run_sample = captured.replay
+    else:
+        for i in range(3):  # warm-up: compilation, autotuning, allocator
+            call(i)
+        launches = itertools.count()
+
+        def run_sample():
+            for _ in range(per_sample):
+                call(next(launches))
+    if device == "cuda":
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     us = []
-    launch = 0
     for _ in range(samples):
         if device == "cuda":
             torch.cuda.synchronize()
             start.record()
         else:
             t0 = time.perf_counter()
-        if graph:
-            captured.replay()
-        else:
-            for _ in range(per_sample):
-                race(*pool.window(launch), EPS, GREEDY_EPS)
-                launch += 1
+        run_sample()
         if device == "cuda":
             stop.record()
             stop.synchronize()
