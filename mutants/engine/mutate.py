@@ -352,6 +352,8 @@ def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
 def cmd_rekey(a):
     """survivors.json's keys moved through the edits since --since."""
     analyses = load_json(a.analyses)
+    if not isinstance(analyses, dict):
+        raise ValueError(f"{a.analyses} is not an analyses file ({{mutant key: analysis}})")
 
     def at_rev(path):
         r = subprocess.run(["git", "-C", ROOT, "show", f"{a.since}:{path}"], capture_output=True, text=True)

@@ -51,3 +51,12 @@ def test_the_repository_analyses_stay_put_since_head(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "(0 moved with their lines), 0 dropped" in r.stdout
     assert copy.read_text() == open(os.path.join(HERE, "survivors.json")).read()
+
+
+def test_a_file_that_is_not_analyses_is_refused_by_name(tmp_path):
+    bad = tmp_path / "list.json"
+    bad.write_text('["kernels/x.hip:1:1-1:2:BooleanLiteral:true"]\n')
+    r = subprocess.run([sys.executable, os.path.join(HERE, "mutate.py"), "rekey", "--since", "HEAD",
+                        "--analyses", str(bad)], capture_output=True, text=True)
+    assert r.returncode == 2 and "is not an analyses file" in r.stderr and "Traceback" not in r.stderr
+    assert bad.read_text() == '["kernels/x.hip:1:1-1:2:BooleanLiteral:true"]\n'  # left as it was
