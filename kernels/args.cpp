@@ -40,16 +40,21 @@ std::string supported_configs() {
 
 std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c) { return (vocab + c.block_v - 1) / c.block_v; }
 
-std::string check_args(const SampleArgs& a) {
+std::string check_args(const SampleArgs& a, NoiseSource source) {
   const auto n = [](std::int64_t v) { return std::to_string(v); };
   if (a.rows <= 0 || a.rows > 65535) return "rows must be in [1, 65535] (got " + n(a.rows) + ")";
   if (a.vocab <= 0 || a.vocab > std::numeric_limits<std::int32_t>::max())
     return "vocab must be in [1, 2^31) (got " + n(a.vocab) + ")";
   if (a.logit_stride < a.vocab) return "logit row stride " + n(a.logit_stride) + " is smaller than vocab " + n(a.vocab);
-  if (a.noise_stride < 0 || (a.noise_stride > 0 && a.noise_stride < a.vocab))
-    return "noise row stride " + n(a.noise_stride) + " must be 0 (shared row) or at least vocab " + n(a.vocab);
   if (!a.logits) return "logits pointer is null";
-  if (!a.noise) return "noise pointer is null";
+  if (source == NoiseSource::tensor) {
+    if (a.noise_stride < 0 || (a.noise_stride > 0 && a.noise_stride < a.vocab))
+      return "noise row stride " + n(a.noise_stride) + " must be 0 (shared row) or at least vocab " + n(a.vocab);
+    if (!a.noise) return "noise pointer is null";
+  } else {
+    if (!a.seeds) return "seeds pointer is null (this kernel draws its noise from each row's seed and offset)";
+    if (!a.offsets) return "offsets pointer is null (this kernel draws its noise from each row's seed and offset)";
+  }
   if (!a.temperatures) return "temperatures pointer is null";
   if (!a.tokens) return "tokens pointer is null";
   return {};

@@ -3,6 +3,7 @@
 /// these as a template argument: the defect is a compile-time switch in the
 /// kernel source, never a copy of the kernel. `none` is the real kernel. The
 /// list, with what each defect does, is kernels/defect_list.inc.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -32,10 +33,32 @@ inline constexpr Defect kAllDefects[] = {
 #include "kernels/defect_list.inc"
 #undef RACEORACLE_DEFECT
 };
+
+/// The defects of drawn noise (race/noise.h) alone: a kernel that reads its
+/// noise has no Philox counter, key or uniform to get wrong.
+inline constexpr Defect kDrawnOnly[] = {Defect::philox_counter, Defect::philox_key, Defect::uniform_zero};
+constexpr bool drawn_only(Defect d) {
+  for (Defect x : kDrawnOnly)
+    if (x == d) return true;
+  return false;
+}
+/// The defects a kernel that draws its noise is built with.
+using DrawnDefects = DefectSet<Defect::none, kDrawnOnly[0], kDrawnOnly[1], kDrawnOnly[2]>;
+static_assert(std::size(kDrawnOnly) == 3, "DrawnDefects lists every entry of kDrawnOnly");
+
+inline constexpr std::size_t kTensorDefectCount = std::size(kAllDefects) - std::size(kDrawnOnly);
+constexpr std::array<Defect, kTensorDefectCount> tensor_defects() {
+  std::array<Defect, kTensorDefectCount> out{};
+  std::size_t n = 0;
+  for (Defect d : kAllDefects)
+    if (!drawn_only(d)) out[n++] = d;
+  return out;
+}
+inline constexpr auto kTensorDefects = tensor_defects();
 template <std::size_t... I>
-DefectSet<kAllDefects[I]...> all_defects(std::index_sequence<I...>);
-/// Every defect of the list, `none` first.
-using AllDefects = decltype(all_defects(std::make_index_sequence<std::size(kAllDefects)>{}));
+DefectSet<kTensorDefects[I]...> tensor_set(std::index_sequence<I...>);
+/// Every defect but the drawn-noise ones, `none` first: the fused kernel that reads its noise.
+using TensorDefects = decltype(tensor_set(std::make_index_sequence<kTensorDefectCount>{}));
 
 /// The one runtime-to-compile-time dispatch: calls f(std::integral_constant<
 /// Defect, D>{}) for the D of `set` that equals `d` and returns its result;

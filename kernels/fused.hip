@@ -110,7 +110,7 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
 /// tile, odd strides) each thread reads ids tid, tid + THREADS, ... The
 /// reduction is a total order with lowest-id ties, so both layouts give the
 /// same partials bit for bit.
-template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
+template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, int BLOCK_V, int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
   static_assert(THREADS % kBlockMultiple == 0, "every warp full (race.h)");
@@ -126,19 +126,24 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride) + start;
   const float T = a.temperatures[row];
   const bool greedy = is_greedy<D>(T, a.greedy_eps);
+  constexpr bool DRAWN = NOISE == NoiseSource::drawn;
   const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
-  const float* e = row_start<D>(a.noise, row, noise_stride) + start;
+  const float* e = DRAWN ? nullptr : row_start<D>(a.noise, row, noise_stride) + start;
+  const std::uint64_t seed = DRAWN ? a.seeds[row] : 0, offset = DRAWN ? a.offsets[row] : 0;
 
-  // Vector loads need whole 16-byte vectors per thread: 8 bf16 / 4 fp32 ids.
+  // Vector loads need whole 16-byte vectors per thread: 8 bf16 / 4 fp32 ids
+  // (and whole Philox calls: ITEMS % 4 == 0, start a multiple of 4).
   constexpr bool VECTORIZABLE = ITEMS % (16 / sizeof(Logit)) == 0 && ITEMS % 4 == 0;
-  const bool vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || aligned16(e));
+  const bool vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || DRAWN || aligned16(e));
   const int first = vector ? int(threadIdx.x) * ITEMS : int(threadIdx.x);  // item j is id start + first + j * step
   const int step = vector ? 1 : THREADS;
   auto load_items = [&](float (&v)[ITEMS], float (&ev)[ITEMS]) {
     if constexpr (VECTORIZABLE) {
       if (vector) {
         load_vector<ITEMS>(x + first, v);
-        if (!greedy) load_vector<ITEMS>(e + first, ev);
+        if (greedy) return;
+        if constexpr (DRAWN) draw_vector<D, ITEMS>(seed, offset, std::uint32_t(row), std::uint32_t(start + first), ev);
+        else load_vector<ITEMS>(e + first, ev);
         return;
       }
     }
@@ -146,7 +151,8 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
     for (int j = 0; j < ITEMS; ++j) {
       const int i = first + j * step;
       v[j] = i < n ? load_logit(x + i) : -INFINITY;
-      ev[j] = i < n && !greedy ? e[i] : 1.0f;
+      if constexpr (DRAWN) ev[j] = i < n && !greedy ? draw_one<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : 1.0f;
+      else ev[j] = i < n && !greedy ? e[i] : 1.0f;
     }
   };
   float v[ITEMS], ev[ITEMS];
@@ -239,32 +245,40 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
 constexpr int kStage2Threads = 256;
 static_assert(kStage2Threads % kBlockMultiple == 0, "every warp full (race.h)");
 
-template <class Logit, ScalingOrder ORDER, int BLOCK_V, int THREADS, Defect D>
+template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, int BLOCK_V, int THREADS, Defect D>
 hipError_t launch_stage1(const Stage1Args& s) {
   const dim3 grid(unsigned(s.p.tiles), unsigned(s.a.rows));
-  return device::launch_chained(fused_stage1_kernel<Logit, ORDER, BLOCK_V, THREADS, D>, grid, dim3(THREADS), s);
+  return device::launch_chained(fused_stage1_kernel<Logit, ORDER, NOISE, BLOCK_V, THREADS, D>, grid, dim3(THREADS), s);
 }
 
 /// Launches the kernel of the kFusedConfigs entry equal to `c`.
-template <class Logit, ScalingOrder ORDER, Defect D, std::size_t... I>
+template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, Defect D, std::size_t... I>
 hipError_t by_config(const Stage1Args& s, const FusedConfig& c, std::index_sequence<I...>) {
   hipError_t e = hipErrorInvalidValue;
   (void)((c == kFusedConfigs[I]
-              ? (e = launch_stage1<Logit, ORDER, kFusedConfigs[I].block_v, kFusedConfigs[I].threads, D>(s), true)
+              ? (e = launch_stage1<Logit, ORDER, NOISE, kFusedConfigs[I].block_v, kFusedConfigs[I].threads, D>(s), true)
               : false) ||
          ...);
   return e;
 }
 
 /// Mutants are built on the production (post-scale) order only: the pre-scale
-/// kernels are compiled for `none` alone.
-template <class Logit, ScalingOrder ORDER>
+/// kernel is compiled for `none` alone, and for tensor noise alone.
+template <class Logit, ScalingOrder ORDER, NoiseSource NOISE>
 hipError_t by_defect(const Stage1Args& s, const FusedConfig& c, Defect d) {
-  using Defects = std::conditional_t<ORDER == ScalingOrder::post, AllDefects, DefectSet<Defect::none>>;
+  using Defects = std::conditional_t<ORDER == ScalingOrder::pre, DefectSet<Defect::none>,
+                                     std::conditional_t<NOISE == NoiseSource::drawn, DrawnDefects, TensorDefects>>;
   constexpr auto configs = std::make_index_sequence<std::size(kFusedConfigs)>{};
   return visit_defect(
-      Defects{}, d, [&](auto D) { return by_config<Logit, ORDER, decltype(D)::value>(s, c, configs); },
+      Defects{}, d, [&](auto D) { return by_config<Logit, ORDER, NOISE, decltype(D)::value>(s, c, configs); },
       hipErrorInvalidValue);
+}
+
+template <class Logit>
+hipError_t by_order_and_noise(const Stage1Args& s, const FusedConfig& c, ScalingOrder order, NoiseSource n, Defect d) {
+  if (order == ScalingOrder::pre) return by_defect<Logit, ScalingOrder::pre, NoiseSource::tensor>(s, c, d);
+  return n == NoiseSource::drawn ? by_defect<Logit, ScalingOrder::post, NoiseSource::drawn>(s, c, d)
+                                 : by_defect<Logit, ScalingOrder::post, NoiseSource::tensor>(s, c, d);
 }
 
 template <Defect D>
@@ -289,26 +303,28 @@ std::string check_partials(const SampleArgs& a, const FusedConfig& c, const Part
 
 }  // namespace
 
-Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, Defect d, const Partials& p) {
-  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, NoiseSource n, Defect d,
+                    const Partials& p) {
+  if (std::string e = check_args(a, n); !e.empty()) return Status::error(e);
   if (std::string e = check_partials(a, c, p); !e.empty()) return Status::error(e);
-  if (order == ScalingOrder::pre && d != Defect::none) return Status::error("mutants exist for post-scale only");
+  if (order == ScalingOrder::pre && (d != Defect::none || n != NoiseSource::tensor))
+    return Status::error("the pre-scale kernel is built for tensor noise and no mutants");
+  if (drawn_only(d) != (n == NoiseSource::drawn && d != Defect::none))
+    return Status::error(std::string("defect ") + to_string(d) + " is not built for " + race::to_string(n) + " noise");
   const Stage1Args s{a, p};
-  hipError_t e;
-  if (a.dtype == Dtype::bf16)
-    e = order == ScalingOrder::post ? by_defect<std::uint16_t, ScalingOrder::post>(s, c, d)
-                                    : by_defect<std::uint16_t, ScalingOrder::pre>(s, c, d);
-  else
-    e = order == ScalingOrder::post ? by_defect<float, ScalingOrder::post>(s, c, d)
-                                    : by_defect<float, ScalingOrder::pre>(s, c, d);
+  const hipError_t e = a.dtype == Dtype::bf16 ? by_order_and_noise<std::uint16_t>(s, c, order, n, d)
+                                              : by_order_and_noise<float>(s, c, order, n, d);
   return status_of(e, "fused stage 1");
 }
 
-Status fused_stage2(const SampleArgs& a, const FusedConfig& c, Defect d, const Partials& p) {
-  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+Status fused_stage2(const SampleArgs& a, const FusedConfig& c, NoiseSource n, Defect d, const Partials& p) {
+  if (std::string e = check_args(a, n); !e.empty()) return Status::error(e);
   if (std::string e = check_partials(a, c, p); !e.empty()) return Status::error(e);
   const Stage1Args s{a, p};
-  const hipError_t e = visit_defect(AllDefects{}, d, [&](auto D) { return launch_stage2<decltype(D)::value>(s); }, hipErrorInvalidValue);
+  // Stage 2 reads partials only: the drawn-noise defects are stage 1's.
+  const Defect d2 = drawn_only(d) ? Defect::none : d;
+  const hipError_t e =
+      visit_defect(TensorDefects{}, d2, [&](auto D) { return launch_stage2<decltype(D)::value>(s); }, hipErrorInvalidValue);
   return status_of(e, "fused stage 2");
 }
 

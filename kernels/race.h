@@ -7,6 +7,7 @@
 
 #include "kernels/defect.h"
 #include "kernels/device.h"
+#include "kernels/philox.h"
 #include "kernels/sampler.h"
 
 namespace raceoracle::kernels {
@@ -209,6 +210,44 @@ template <Defect D>
 __device__ __forceinline__ float guard_max(float m) {
   if (D == Defect::no_m_safe) return m;
   return m == -INFINITY ? 0.0f : m;
+}
+
+/// The Philox call of a row's ids 4q .. 4q + 3 (race/noise.h), as defect D builds it.
+template <Defect D>
+__device__ __forceinline__ race::PhiloxInput drawn_input(std::uint64_t seed, std::uint64_t offset, std::uint32_t row,
+                                                         std::uint32_t q) {
+  race::PhiloxInput in = race::philox_input(seed, offset, row, q);
+  if (D == Defect::philox_counter) in.counter[1] = 0;
+  if (D == Defect::philox_key) in.key[1] = 0;
+  return in;
+}
+
+/// E of one Philox word in fp32 (philox::exponential_of; a uniform that can be 0 under uniform_zero).
+template <Defect D>
+__device__ __forceinline__ float drawn_exponential(std::uint32_t w) {
+  if (D == Defect::uniform_zero) return -logf(float(w >> 8) * 0x1p-24f);
+  return philox::exponential_of(w);
+}
+
+/// The drawn E of `N` consecutive ids from `id0`, a multiple of 4: one Philox call per 4 ids.
+template <Defect D, int N>
+__device__ __forceinline__ void draw_vector(std::uint64_t seed, std::uint64_t offset, std::uint32_t row,
+                                            std::uint32_t id0, float (&out)[N]) {
+  static_assert(N % race::kIdsPerPhiloxCall == 0, "whole Philox calls");
+#pragma unroll
+  for (int v = 0; v < N / 4; ++v) {
+    const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id0 / 4 + std::uint32_t(v)));
+#pragma unroll
+    for (int k = 0; k < 4; ++k) out[4 * v + k] = drawn_exponential<D>(w.w[k]);
+  }
+}
+
+/// The drawn E of one id: its call's word id % 4.
+template <Defect D>
+__device__ __forceinline__ float draw_one(std::uint64_t seed, std::uint64_t offset, std::uint32_t row, std::uint32_t id) {
+  const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id / 4));
+  const std::uint32_t k = id % 4;
+  return drawn_exponential<D>(k == 0 ? w.w[0] : k == 1 ? w.w[1] : k == 2 ? w.w[2] : w.w[3]);
 }
 
 __device__ __forceinline__ float inverse_temperature(float T) { return 1.0f / fmaxf(T, race::kMinTemperature); }

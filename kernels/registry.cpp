@@ -22,7 +22,7 @@ T* at_least(DeviceArray<T>& a, std::size_t n) {
 }
 
 Status run_fused(const Kernel& k, const SampleArgs& a, const RunOptions& o) {
-  if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+  if (std::string e = check_args(a, k.noise); !e.empty()) return Status::error(e);
   if (!is_supported(o.config)) return Status::error("unsupported fused config; supported: " + supported_configs());
   Partials p;
   p.tiles = tile_count(a.vocab, o.config);
@@ -30,9 +30,9 @@ Status run_fused(const Kernel& k, const SampleArgs& a, const RunOptions& o) {
   p.m = at_least(t_ws.m, n);
   p.key = at_least(t_ws.key, n);
   p.idx = at_least(t_ws.idx, n);
-  if (Status s = fused_stage1(a, o.config, k.order, k.defect, p); !s.ok) return s;
+  if (Status s = fused_stage1(a, o.config, k.order, k.noise, k.defect, p); !s.ok) return s;
   if (o.between_stages) o.between_stages(p);
-  if (Status s = fused_stage2(a, o.config, k.defect, p); !s.ok) return s;
+  if (Status s = fused_stage2(a, o.config, k.noise, k.defect, p); !s.ok) return s;
   if (o.partials) {
     o.partials->tiles = p.tiles;
     o.partials->m.resize(n);
@@ -54,7 +54,9 @@ Status run_baseline(const Kernel& k, const SampleArgs& a, bool synchronize) {
   return s;
 }
 
-Kernel make(std::string name, Family f, ScalingOrder o, Defect d) { return Kernel{std::move(name), f, o, d}; }
+Kernel make(std::string name, Family f, ScalingOrder o, Defect d, NoiseSource n = NoiseSource::tensor) {
+  return Kernel{std::move(name), f, o, d, n};
+}
 
 }  // namespace
 
@@ -63,6 +65,9 @@ race::NumericsContract Kernel::contract() const {
   c.order = order;
   c.two_stage = family == Family::fused;
   c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
+  // logf's error on the uniforms of drawn noise: 1 ulp on every platform (glibc measured 0.787,
+  // DrawnNoise.Fp32ConversionIsWithinOneUlp; CUDA and OCML publish 1).
+  constexpr double kLogfUlp = 1.0;
 #if defined(RACEORACLE_BACKEND_CPU)
   c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)
 #elif defined(RACEORACLE_BACKEND_NVIDIA)
@@ -70,6 +75,8 @@ race::NumericsContract Kernel::contract() const {
 #else
   c.exp_ulp = c.rescale_ulp = 2.0;  // OCML expf: 1 ulp on [-10, 10]; 2 taken for the rest of the range
 #endif
+  // The oracle's drawn E is -log(u) rounded to fp32: half an ulp more (ERROR_MODEL.md).
+  c.noise_ulp = noise == NoiseSource::drawn ? kLogfUlp + 0.5 : 0.0;
   return c;
 }
 
@@ -86,6 +93,7 @@ const std::vector<Kernel>& kernels() {
       make("fused-post", Family::fused, ScalingOrder::post, Defect::none),
       make("fused-pre", Family::fused, ScalingOrder::pre, Defect::none),
       make("baseline", Family::baseline, ScalingOrder::post, Defect::none),
+      make("fused-philox", Family::fused, ScalingOrder::post, Defect::none, NoiseSource::drawn),
   };
   return k;
 }
@@ -93,8 +101,11 @@ const std::vector<Kernel>& kernels() {
 const std::vector<Kernel>& mutants() {
   static const std::vector<Kernel> m = [] {
     std::vector<Kernel> v;
-    for (Defect d : AllDefects::values)
+    for (Defect d : TensorDefects::values)
       if (d != Defect::none) v.push_back(make(std::string("fused-post~") + to_string(d), Family::fused, ScalingOrder::post, d));
+    for (Defect d : DrawnDefects::values)
+      if (d != Defect::none)
+        v.push_back(make(std::string("fused-philox~") + to_string(d), Family::fused, ScalingOrder::post, d, NoiseSource::drawn));
     for (Defect d : BaselineDefects::values)
       if (d != Defect::none) v.push_back(make(std::string("baseline~") + to_string(d), Family::baseline, ScalingOrder::post, d));
     return v;

@@ -31,10 +31,11 @@ struct RunOptions {
 };
 
 struct Kernel {
-  std::string name;  ///< "fused-post", "fused-pre", "baseline", "fused-post~no_m_safe", ...
+  std::string name;  ///< "fused-post", "fused-pre", "baseline", "fused-philox", "fused-post~no_m_safe", ...
   Family family = Family::fused;
   ScalingOrder order = ScalingOrder::post;
   Defect defect = Defect::none;
+  NoiseSource noise = NoiseSource::tensor;  ///< drawn: reads SampleArgs::seeds/offsets, never the noise tensor
 
   bool is_mutant() const { return defect != Defect::none; }
   bool has_partials() const { return family == Family::fused; }

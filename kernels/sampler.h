@@ -6,10 +6,12 @@
 
 #include "kernels/defect.h"
 #include "race/definition.h"
+#include "race/noise.h"
 
 namespace raceoracle::kernels {
 
 using race::Dtype;
+using race::NoiseSource;
 using race::ScalingOrder;
 
 struct SampleArgs {
@@ -18,8 +20,10 @@ struct SampleArgs {
   std::int64_t rows = 0;
   std::int64_t vocab = 0;
   std::int64_t logit_stride = 0;  ///< elements; 64-bit offsets
-  const float* noise = nullptr;   ///< [rows, vocab], row stride noise_stride
+  const float* noise = nullptr;   ///< [rows, vocab], row stride noise_stride (tensor noise)
   std::int64_t noise_stride = 0;
+  const std::uint64_t* seeds = nullptr;    ///< [rows]: each row's Philox seed (drawn noise, race/noise.h)
+  const std::uint64_t* offsets = nullptr;  ///< [rows]: each row's Philox offset (drawn noise)
   const float* temperatures = nullptr;  ///< [rows]
   std::int32_t* tokens = nullptr;       ///< [rows], written
   float eps = race::kDefaultEps;
@@ -58,11 +62,13 @@ struct Status {
   static Status error(std::string m) { return {false, std::move(m)}; }
 };
 
-/// Empty when `a` can be launched; otherwise what is wrong with it.
-std::string check_args(const SampleArgs& a);
+/// Empty when `a` can be launched by a kernel whose noise comes from `n`;
+/// otherwise what is wrong with it.
+std::string check_args(const SampleArgs& a, NoiseSource n = NoiseSource::tensor);
 
-Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, Defect d, const Partials& p);
-Status fused_stage2(const SampleArgs& a, const FusedConfig& c, Defect d, const Partials& p);
+Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder order, NoiseSource n, Defect d,
+                    const Partials& p);
+Status fused_stage2(const SampleArgs& a, const FusedConfig& c, NoiseSource n, Defect d, const Partials& p);
 /// The defects the baseline is built with (its steps have no tiles, partials
 /// or rescale, so only these concern it).
 using BaselineDefects = DefectSet<Defect::none, Defect::strict_greedy, Defect::high_id_tie>;

@@ -16,4 +16,10 @@ double exponential_of(std::uint32_t word);
 /// E of (row, id): exponential_of(drawn_word(seed, offset, row, id)).
 double drawn_noise(std::uint64_t seed, std::uint64_t offset, std::uint32_t row, std::uint32_t id);
 
+/// The noise tensor a kernel that draws its noise is judged with: E of ids
+/// 0 .. vocab - 1 of `row`, each rounded to the nearest fp32, into `out`.
+/// The kernel's own fp32 E differs from it by its logf's error plus that
+/// rounding (NumericsContract::noise_ulp, oracle/ERROR_MODEL.md).
+void drawn_noise_row(std::uint64_t seed, std::uint64_t offset, std::uint32_t row, std::int64_t vocab, float* out);
+
 }  // namespace raceoracle::oracle

@@ -15,6 +15,8 @@ constexpr double kSafety = 1.0 + 0x1p-40;
 
 double relative_error(double ulps) { return std::max(ulps, 0.5) * 0x1p-23; }
 
+double noise_error(const NumericsContract& c) { return c.noise_ulp > 0 ? c.noise_ulp * 0x1p-23 : 0.0; }
+
 double KeyBound::rho() const {
   if (key <= 0 || !std::isfinite(hi)) return kInf;
   return std::max(hi / key - 1.0, 1.0 - lo / key);
@@ -47,17 +49,19 @@ RoundingFactors rounding_factors(const NumericsContract& c) {
   const double r_div = relative_error(c.div_ulp);
   const double r_res = c.two_stage ? relative_error(c.rescale_ulp) : 0.0;
   const double r_mul = c.two_stage ? u : 0.0;
-  // exp, the stage-2 rescale exp and multiply, the division; den = fl(E + eps)
-  // carries u and the key divides by it.
-  return {(1 + r_exp) * (1 + r_res) * (1 + r_mul) * (1 + r_div) / (1 - u) * kSafety,
-          (1 - r_exp) * (1 - r_res) * (1 - r_mul) * (1 - r_div) / (1 + u) / kSafety};
+  const double r_e = noise_error(c);
+  // exp, the stage-2 rescale exp and multiply, the division; den = fl(E' + eps)
+  // carries u, E' (drawn noise) carries r_e of E and so of E + eps, and the
+  // key divides by den.
+  return {(1 + r_exp) * (1 + r_res) * (1 + r_mul) * (1 + r_div) / ((1 - u) * (1 - r_e)) * kSafety,
+          (1 - r_exp) * (1 - r_res) * (1 - r_mul) * (1 - r_div) / ((1 + u) * (1 + r_e)) / kSafety};
 }
 
-double absolute_error(double den) {
+double absolute_error(double den, const NumericsContract& c) {
   // Each of exp, '/', the rescale exp and the final multiply may land below
   // the normal range and be flushed (GPU FTZ) or rounded as a subnormal; an
-  // error in the stage-1 exp reaches the key divided by den.
-  return 2 * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff))) * kSafety;
+  // error in the stage-1 exp reaches the key divided by the computed den.
+  return 2 * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff) * (1 - noise_error(c)))) * kSafety;
 }
 
 bool prescale_overflows(double x, const RowScale& s) {
@@ -86,7 +90,7 @@ KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContr
     b.hi = kInf;
     return b;
   }
-  const double abs_err = absolute_error(den);
+  const double abs_err = absolute_error(den, c);
   b.hi = b.key * f.up + abs_err;
   b.lo = std::max(0.0, b.key * f.down - abs_err);
   if (b.hi >= double(FLT_MAX)) b.hi = kInf;  // an fp32 key may overflow to inf
@@ -100,8 +104,8 @@ double tolerated_gap(double x_i, float e_i, double x_j, float e_j, const RowScal
   // j may outrank i iff k_j up_j + abs_j >= k_i down_i - abs_i; with k_j near
   // k_i the absolute terms weigh as they do at k_i.
   const RoundingFactors fi = key_factors(x_i, s, c), fj = key_factors(x_j, s, c);
-  const double low_i = fi.down - absolute_error(den_i) / k_i;
-  const double high_j = fj.up + absolute_error(double(e_j) + double(s.eps)) / k_i;
+  const double low_i = fi.down - absolute_error(den_i, c) / k_i;
+  const double high_j = fj.up + absolute_error(double(e_j) + double(s.eps), c) / k_i;
   return std::clamp(1 - low_i / high_j, 0.0, 1.0);
 }
 

@@ -11,6 +11,8 @@ inline constexpr double kFlushThreshold = 0x1p-126;  ///< smallest normal fp32
 
 /// Relative error of an fp32 operation that is within `ulps` of the exact result.
 double relative_error(double ulps);
+/// Relative error of the kernel's E against the oracle's noise (contract.noise_ulp; 0 when read).
+double noise_error(const NumericsContract& c);
 
 /// What is common to every id of a sampling row.
 struct RowScale {
@@ -43,7 +45,7 @@ double exponent_error(double x, const RowScale& s, const NumericsContract& c);
 struct RoundingFactors { double up = 1, down = 1; };
 RoundingFactors rounding_factors(const NumericsContract& c);
 /// Absolute error from results that underflow fp32's normal range.
-double absolute_error(double den);
+double absolute_error(double den, const NumericsContract& c);
 /// Pre-scale only: x * inv_t leaves fp32's range and the key is meaningless.
 bool prescale_overflows(double x, const RowScale& s);
 

@@ -29,7 +29,7 @@ RowBounds row_bounds(double min_x, const RowScale& s, const NumericsContract& c)
   const double delta_max = std::max(exponent_error(min_x, s, c), exponent_error(s.row_max, s, c));
   const bool overflow = c.order == ScalingOrder::pre && prescale_overflows(min_x, s);
   const RoundingFactors f = rounding_factors(c);
-  return {overflow ? kInf : std::exp(delta_max) * f.up, std::exp(-delta_max) * f.down, absolute_error(double(s.eps))};
+  return {overflow ? kInf : std::exp(delta_max) * f.up, std::exp(-delta_max) * f.down, absolute_error(double(s.eps), c)};
 }
 
 void greedy(Verdict& v, const RowView& row, std::int64_t token, std::int64_t runner_up) {

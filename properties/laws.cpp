@@ -324,12 +324,14 @@ std::string large_stride_rows(const LawContext& c) {
     for (std::int64_t r = 0; r < b.rows; ++r)
       kernels::copy_to_device(logits.get() + std::size_t(r * stride) * esize, host + std::size_t(r * b.logit_stride) * esize,
                               std::size_t(b.vocab) * esize);
+    const kernels::Kernel& k = *c.subject.kernel();  // Needs::kernel
     kernels::DeviceArray<float> noise(b.noise), temps(b.temperatures);
+    const fixtures::DeviceSeeds seeds = fixtures::upload_seeds(k, b);
     kernels::DeviceArray<std::int32_t> tokens(std::size_t(b.rows));
-    const kernels::SampleArgs a = fixtures::device_args(b, logits.get(), stride, noise.get(), temps.get(), tokens.get());
+    kernels::SampleArgs a = fixtures::device_args(b, logits.get(), stride, noise.get(), temps.get(), tokens.get());
+    seeds.attach(k, a);
     kernels::RunOptions o;
     o.config = c.config;
-    const kernels::Kernel& k = *c.subject.kernel();  // Needs::kernel
     const kernels::Status s = k.run(a, o);
     if (!s.ok) return k.name + " failed to run: " + s.message;
     const auto t = tokens.download();

@@ -68,7 +68,8 @@ std::vector<Property> make_properties() {
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row, C::vocab_tail, C::whole_masked_tile, C::exact_tie_at_max, C::near_tie,
                       C::t_above_greedy_eps, C::t_below_clamp, C::noise_zero, C::noise_2_pow_minus_24, C::bf16_logits,
-                      C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner},
+                      C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner, C::drawn_seed_high_bits,
+                      C::drawn_offset_high_bits, C::drawn_largest_e_wins},
        .matrix = crossed(every_row)},
       {.name = "GreedyIsExact",
        .statement = "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
@@ -192,7 +193,8 @@ bool Property::applies_to(const fixtures::Subject& s) const {
 std::vector<fixtures::Cover> Property::required_coverage(const fixtures::Subject& s) const {
   std::vector<fixtures::Cover> out;
   for (const fixtures::Cover c : must_cover)
-    if (s.kernel() || !fixtures::describes_memory_layout(c)) out.push_back(c);
+    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && fixtures::applies(c, fixtures::noise_of(s)))
+      out.push_back(c);
   return out;
 }
 
@@ -219,7 +221,7 @@ std::string PropertyResult::summary() const {
 }
 
 std::string run_case(const Property& p, const fixtures::Subject& k, const fixtures::CaseSpec& spec) {
-  const fixtures::Batch b = fixtures::materialize(spec);
+  const fixtures::Batch b = fixtures::materialize(spec, fixtures::noise_of(k));
   return p.law(LawContext{k, b, fixtures::config_of(spec)});
 }
 
@@ -296,7 +298,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     if (p.built)
       for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
     for (const auto& [spec, what] : built) {
-      const fixtures::Batch b = fixtures::materialize(spec);
+      const fixtures::Batch b = fixtures::materialize(spec, fixtures::noise_of(k));
       cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
       ++out.cases;
       const std::string failure = p.law(LawContext{k, b, fixtures::config_of(spec)});
@@ -325,7 +327,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       shrink_stopped = true;
       return;
     }
-    const fixtures::Batch b = fixtures::materialize(spec);
+    const fixtures::Batch b = fixtures::materialize(spec, fixtures::noise_of(k));
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     covered |= fixtures::coverage(b, cfg.block_v);
     cells |= fixtures::cells_met(b, cfg.block_v);
@@ -395,7 +397,8 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
   } else if (s.reproduce.empty()) {
     for (const fixtures::Cover c : p.required_coverage(k))
       if (!fixtures::has(covered, c)) out.uncovered.push_back(fixtures::to_string(c));
-    for (const fixtures::MatrixCell& c : fixtures::required_cells(s.matrix ? p.matrix : fixtures::MatrixRequirement{}))
+    for (const fixtures::MatrixCell& c :
+         fixtures::required_cells(s.matrix ? p.matrix : fixtures::MatrixRequirement{}, fixtures::noise_of(k)))
       if (!cells.test(fixtures::index(c))) out.uncovered.push_back(c.str());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -53,6 +53,12 @@ struct NumericsContract {
   double rescale_ulp = 2.0;
   /// true for the two-stage fused kernel (a rescale exp and multiply per key).
   bool two_stage = true;
+  /// Error of the E the kernel divides by against the noise the oracle judges
+  /// with, in ulps of E: 0 for a kernel that reads the noise tensor; a kernel
+  /// that draws its noise (race/noise.h) computes -logf(u) within logf's
+  /// error of -log(u), whose rounding to fp32 is the oracle's tensor: logf's
+  /// ulps + 0.5 (docs/DRAWN_NOISE.md, "Accuracy").
+  double noise_ulp = 0.0;
   /// Logit storage: informational, both widen exactly.
   Dtype logits = Dtype::bf16;
 };

@@ -13,6 +13,11 @@
 
 namespace raceoracle::race {
 
+/// Where a kernel's E comes from: an fp32 tensor it reads, or Philox draws
+/// from each row's seed and offset (this file).
+enum class NoiseSource : std::uint8_t { tensor, drawn };
+inline const char* to_string(NoiseSource n) { return n == NoiseSource::drawn ? "drawn" : "tensor"; }
+
 /// Ids per Philox call: one 32-bit word each.
 inline constexpr int kIdsPerPhiloxCall = 4;
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
+#include "race/noise.h"
 
 namespace raceoracle::oracle {
 namespace {
@@ -92,14 +93,20 @@ struct Tightness {
   std::size_t outside = 0;
 };
 
-Tightness check(ScalingOrder order, const std::vector<Sample>& rows, int block_v, bool drop_rescale = false) {
-  const NumericsContract c = glibc_contract(order);
+/// `kernel_noise`: the E the emulated kernel divides by, when it is not the
+/// oracle's (drawn noise); empty: the oracle's.
+Tightness check(ScalingOrder order, const std::vector<Sample>& rows, int block_v, bool drop_rescale = false,
+                const std::vector<std::vector<float>>& kernel_noise = {}, double noise_ulp = 0) {
+  NumericsContract c = glibc_contract(order);
+  c.noise_ulp = noise_ulp;
   Tightness t;
-  for (const Sample& r : rows) {
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const Sample& r = rows[k];
     RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
     const RowScale s = row_scale(view);
     if (s.row_max == -kInf) continue;
-    const auto key = emulate_fused(r.x, r.e, r.T, s.eps, order, block_v, drop_rescale);
+    const auto key = emulate_fused(r.x, kernel_noise.empty() ? r.e : kernel_noise[k], r.T, s.eps, order, block_v,
+                                   drop_rescale);
     for (std::size_t i = 0; i < r.x.size(); ++i) {
       const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
       ++t.keys;
@@ -136,6 +143,48 @@ TEST(ErrorModel, BoundCatchesADroppedRescale) {
   // keys of every tile below the row max leave their interval.
   const auto rows = samples(50, 7);
   EXPECT_GT(check(ScalingOrder::post, rows, 64, /*drop_rescale=*/true).outside, 1000u);
+}
+
+/// Drawn noise (race/noise.h): the oracle's E is -log(u) rounded to fp32, the
+/// emulated kernel's is glibc's -logf(u) (0.787 ulp at worst), each shifted
+/// by `shift_ulps` more fp32 steps when asked (a broken conversion).
+struct DrawnRows {
+  std::vector<Sample> rows;
+  std::vector<std::vector<float>> kernel_noise;
+};
+DrawnRows drawn(std::vector<Sample> rows, std::uint64_t seed, int shift_ulps = 0) {
+  std::mt19937 rng{std::uint32_t(seed)};
+  DrawnRows d;
+  for (Sample& r : rows) {
+    std::vector<float> mine(r.e.size());
+    for (std::size_t i = 0; i < r.e.size(); ++i) {
+      const float u = race::uniform_of(std::uint32_t(rng()));
+      r.e[i] = float(-std::log(double(u)));
+      mine[i] = -std::log(u);
+      for (int k = 0; k < shift_ulps; ++k) mine[i] = std::nextafter(mine[i], kInf);
+    }
+    d.kernel_noise.push_back(std::move(mine));
+  }
+  d.rows = std::move(rows);
+  return d;
+}
+
+TEST(ErrorModel, DrawnNoiseTermCoversTheKernelsOwnLog) {
+  // A kernel drawing its noise divides by its own logf, not by the oracle's
+  // E: the contract's noise_ulp (logf's 1 ulp + 0.5 for the oracle's
+  // rounding) keeps every key inside its interval.
+  const DrawnRows d = drawn(samples(300, race::kCiSeed + 1), 11);
+  for (ScalingOrder order : {ScalingOrder::post, ScalingOrder::pre}) {
+    const Tightness t = check(order, d.rows, 64, false, d.kernel_noise, 1.5);
+    EXPECT_EQ(t.outside, 0u) << to_string(order);
+    EXPECT_GT(t.keys, 100000u);
+  }
+}
+
+TEST(ErrorModel, DrawnNoiseTermCatchesAConversionEightUlpsOff) {
+  // The term is 1.5 ulps of E, not a blanket: E eight fp32 steps high leaves it.
+  const DrawnRows d = drawn(samples(100, race::kCiSeed + 2), 12, 8);
+  EXPECT_GT(check(ScalingOrder::post, d.rows, 64, false, d.kernel_noise, 1.5).outside, 10u);
 }
 
 TEST(ErrorModel, PreScaleBoundGrowsAsTemperatureFalls) {
