@@ -31,6 +31,7 @@ struct Pool {
   std::int64_t rows = 0, vocab = 0;
   kernels::DeviceArray<unsigned char> logits;
   kernels::DeviceArray<float> noise, temps;
+  kernels::DeviceArray<std::uint64_t> seeds, offsets;  ///< per row: what a kernel that draws its noise reads
   kernels::DeviceArray<std::int32_t> tokens;
 
   Pool(std::int64_t rows_, std::int64_t vocab_) : rows(rows_), vocab(vocab_) {
@@ -40,6 +41,10 @@ struct Pool {
     std::vector<float> t(static_cast<std::size_t>(rows));
     for (std::size_t i = 0; i < t.size(); ++i) t[i] = i % 4 == 0 ? 0.0f : 0.7f;  // a quarter greedy rows
     temps = kernels::DeviceArray<float>(t);
+    std::vector<std::uint64_t> s(static_cast<std::size_t>(rows)), off(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0x9E3779B97F4A7C15ull * (i + 1), off[i] = i << 33;
+    seeds = kernels::DeviceArray<std::uint64_t>(s);
+    offsets = kernels::DeviceArray<std::uint64_t>(off);
   }
   /// Fresh LLM-like rows (fixtures/llm_like.h), generated for a block of rows
   /// on the host and tiled over the pool on the device.
@@ -67,6 +72,8 @@ struct Pool {
     a.logit_stride = vocab;
     a.noise = noise.get() + w * r * vocab;
     a.noise_stride = vocab;
+    a.seeds = seeds.get() + w * r;
+    a.offsets = offsets.get() + w * r;
     a.temperatures = temps.get() + w * r;
     a.tokens = tokens.get();
     return a;
@@ -85,6 +92,8 @@ int bench(const BenchOptions& in) {
   if (o.rows.empty()) o.rows = cpu ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{1, 4, 8, 16, 32, 64, 128, 256};
   if (o.samples <= 0) o.samples = cpu ? 3 : 30;
   if (o.per_sample <= 0) o.per_sample = cpu ? 1 : 20;
+  if (o.kernels.empty())
+    for (const kernels::Kernel& k : kernels::kernels()) o.kernels.push_back(k.name);
   for (const auto& n : o.kernels)
     if (!kernels::find_kernel(n)) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
   const std::int64_t max_rows = *std::max_element(o.rows.begin(), o.rows.end());
@@ -143,7 +152,8 @@ int bench(const BenchOptions& in) {
         const Stats st = stats(us);
         cell[name] = st;
         const double tiles = double((o.vocab + o.block_v - 1) / o.block_v);
-        const double bytes = double(r) * double(o.vocab) * double(oracle::size_of(dtype) + 4) +
+        const double noise_bytes = k.noise == kernels::NoiseSource::tensor ? 4.0 : 0.0;  // drawn: none read
+        const double bytes = double(r) * double(o.vocab) * (double(oracle::size_of(dtype)) + noise_bytes) +
                              (k.has_partials() ? double(r) * tiles * 12 * 2 : 0.0);
         const double bw = bytes / (st.median * 1e-6);
         std::printf(" | %8.2f [%7.2f..%8.2f] %6.0f %5.1f%%", st.median, st.min, st.max, bw / 1e9, 100 * bw / copy);

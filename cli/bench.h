@@ -12,7 +12,7 @@ struct BenchOptions {
   std::vector<std::int64_t> rows;  ///< default: 1 4 8 16 32 64 128 256 (gpu), 1 8 (cpu)
   std::int64_t vocab = 163840;
   std::vector<std::string> dtypes{"bf16", "f32"};
-  std::vector<std::string> kernels{"fused-post", "fused-pre", "baseline"};
+  std::vector<std::string> kernels;  ///< default: every real kernel
   int samples = 0;      ///< timed samples per cell (0: 30 on a GPU, 3 on cpu)
   int per_sample = 0;   ///< launches per sample (0: 20 on a GPU, 1 on cpu)
   int block_v = 4096;

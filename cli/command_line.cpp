@@ -241,7 +241,7 @@ CommandLine::CommandLine()
   o.bn->add_option("--rows", o.bo.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
   o.bn->add_option("--vocab", o.bo.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
   o.bn->add_option("--dtypes", o.bo.dtypes, "logit dtypes")->check(CLI::IsMember({"bf16", "f32"}));
-  o.bn->add_option("--kernels", o.bo.kernels, "kernels to time");
+  o.bn->add_option("--kernels", o.bo.kernels, "kernels to time (default: every real kernel)");
   o.bn->add_option("--samples", o.bo.samples, "timed samples per cell")->check(CLI::Range(1, 100000));
   o.bn->add_option("--launches", o.bo.per_sample, "launches per sample")->check(CLI::Range(1, 100000));
   std::vector<int> block_vs;  // the compiled tilings at the default thread count

@@ -23,10 +23,11 @@ import time
 
 # The subjects that run a file's code: a mutant there is judged on them alone.
 SUBJECTS = {
-    "kernels/fused.hip": ["fused-post"],  # one template for both scaling orders; race.h holds what differs
+    # One template for both scaling orders (race.h holds what differs) and both noise sources.
+    "kernels/fused.hip": ["fused-post", "fused-philox"],
     "kernels/baseline.hip": ["baseline"],
 }
-ALL_SUBJECTS = ["fused-post", "fused-pre", "baseline"]
+ALL_SUBJECTS = ["fused-post", "fused-pre", "fused-philox", "baseline"]
 DETECTED = ("Killed", "Timeout", "RuntimeError")
 # What a sanitizer build prints when it stops a run (UBSan is built not to recover).
 SANITIZER_REPORTS = (("ERROR: AddressSanitizer", "AddressSanitizer"), ("runtime error:", "UndefinedBehaviorSanitizer"))

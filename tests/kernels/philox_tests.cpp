@@ -99,6 +99,23 @@ TEST(DrawnNoise, Fp32ConversionIsWithinOneUlp) {
   EXPECT_EQ(kernels::philox::exponential_of(~0u), float(-std::log1p(-0x1p-24)));  // the smallest E
 }
 
+// The oracle's noise row is every E rounded to fp32, and distinct uniforms
+// keep distinct values: equal noise in the row means one word, which the
+// kernel turns into one E too, so the oracle's exact-tie rule (ids at the
+// max with equal noise tie exactly) holds for drawn noise.
+TEST(DrawnNoise, OracleRowIsTheRoundedEAndDistinctUniformsStayDistinct) {
+  std::vector<float> row(1000);
+  oracle::drawn_noise_row(7, 1ull << 40, 3, std::int64_t(row.size()), row.data());
+  for (std::uint32_t i = 0; i < row.size(); ++i)
+    ASSERT_EQ(row[i], float(oracle::drawn_noise(7, 1ull << 40, 3, i))) << i;
+  float prev = INFINITY;
+  for (std::uint32_t t = 0; t < (1u << 23); ++t) {
+    const float e = float(oracle::exponential_of(t << 9));
+    ASSERT_LT(e, prev) << t;  // u increases with t: E strictly decreases
+    prev = e;
+  }
+}
+
 /// sqrt(n) * the Kolmogorov-Smirnov distance of `e` (sorted here) from Exp(1).
 double ks_statistic(std::vector<double> e) {
   std::sort(e.begin(), e.end());
