@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "oracle/drawn_noise.h"
 #include "protocol/contract_fields.h"
 #include "protocol/safetensors.h"
+#include "race/noise.h"
 
 namespace raceoracle::cli {
 
@@ -21,6 +23,7 @@ using protocol::Tensor;
 namespace {
 
 using Lookup = std::function<protocol::TensorView(const std::string&)>;
+using Has = std::function<bool(const std::string&)>;
 
 protocol::TensorView check_logits(const protocol::TensorView& xl) {
   if (xl.shape.size() != 2 || xl.shape[0] < 1 || xl.shape[1] < 1)
@@ -30,16 +33,31 @@ protocol::TensorView check_logits(const protocol::TensorView& xl) {
   return xl;
 }
 
-DumpTensors check(const Lookup& require, const std::map<std::string, std::string>& metadata) {
+/// `seeds` or `offsets` of drawn noise: [rows] of U64 or I64.
+std::vector<std::uint64_t> check_seeds(const protocol::TensorView& t, const char* name, std::int64_t rows) {
+  if (t.dtype != "U64" && t.dtype != "I64") throw SafetensorsError(fmt::format("{} dtype must be U64 or I64, got {}", name, t.dtype));
+  if (t.shape.size() != 1 || t.shape[0] != rows)
+    throw SafetensorsError(fmt::format("{} must be [{}], got {}", name, rows, protocol::shape_string(t.shape)));
+  return t.as_u64();
+}
+
+DumpTensors check(const Lookup& require, const Has& has, const std::map<std::string, std::string>& metadata) {
   DumpTensors d;
   d.logits = check_logits(require("logits"));
-  d.noise = require("noise");
+  const std::int64_t rows = d.logits.shape[0], V = d.logits.shape[1];
+  const bool drawn = !has("noise") && (has("seeds") || has("offsets"));
+  if (drawn) {
+    d.seeds = check_seeds(require("seeds"), "seeds", rows);
+    d.offsets = check_seeds(require("offsets"), "offsets", rows);
+    if (rows > std::int64_t(UINT32_MAX)) throw SafetensorsError("drawn noise numbers rows in 32 bits: too many rows");
+  } else {
+    d.noise = require("noise");
+  }
   d.temperatures = require("temperatures");
   d.tokens = require("tokens");
   const protocol::TensorView &nz = d.noise, &tt = d.temperatures, &tk = d.tokens;
-  const std::int64_t rows = d.logits.shape[0], V = d.logits.shape[1];
-  if (nz.dtype != "F32") throw SafetensorsError("noise dtype must be F32, got " + nz.dtype);
-  if (nz.shape.size() != 2 || nz.shape[1] != V || (nz.shape[0] != rows && nz.shape[0] != 1))
+  if (!drawn && nz.dtype != "F32") throw SafetensorsError("noise dtype must be F32, got " + nz.dtype);
+  if (!drawn && (nz.shape.size() != 2 || nz.shape[1] != V || (nz.shape[0] != rows && nz.shape[0] != 1)))
     throw SafetensorsError(fmt::format("noise must be [{}, {}] or [1, {}], got {}", rows, V, V, protocol::shape_string(nz.shape)));
   if (tt.dtype != "F32") throw SafetensorsError("temperatures dtype must be F32, got " + tt.dtype);
   if (tt.elements() != rows || tt.shape.size() != 1)
@@ -52,7 +70,9 @@ DumpTensors check(const Lookup& require, const std::map<std::string, std::string
   d.logits_dtype = d.logits.dtype;
   try {
     d.constants = protocol::parse_race_constants(metadata);
-    d.contract = protocol::parse_contract(metadata);
+    oracle::NumericsContract defaults = protocol::default_sampler_contract();
+    if (drawn) defaults.noise_ulp = race::kDrawnNoiseUlp;
+    d.contract = protocol::parse_contract(metadata, defaults);
   } catch (const std::invalid_argument& e) {
     throw SafetensorsError(std::string("metadata ") + e.what());
   }
@@ -60,6 +80,16 @@ DumpTensors check(const Lookup& require, const std::map<std::string, std::string
 }
 
 bool aligned(const void* p, std::size_t a) { return std::uintptr_t(p) % a == 0; }
+
+}  // namespace
+
+void DumpTensors::draw_rows(std::int64_t r0, std::int64_t n, float* out) const {
+  for (std::int64_t i = 0; i < n; ++i)
+    oracle::drawn_noise_row(seeds[std::size_t(r0 + i)], offsets[std::size_t(r0 + i)], std::uint32_t(r0 + i), vocab,
+                            out + i * vocab);
+}
+
+namespace {
 
 /// Rows decided per block: about 64 MB of logits and noise.
 constexpr std::int64_t kBlockBytes = std::int64_t(64) << 20;
@@ -78,8 +108,8 @@ VerifyReport verify_tensors(const DumpTensors& d, int max_failures, const protoc
   const bool direct_logits = (d.logits.dtype == "BF16" && aligned(d.logits.data, 2)) ||
                              (d.logits.dtype == "F32" && aligned(d.logits.data, 4));
   const oracle::Dtype dtype = direct_logits && d.logits.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32;
-  const bool shared_noise = d.noise.shape[0] != d.rows;  // [1, V] for every row
-  const bool direct_noise = aligned(d.noise.data, 4);
+  const bool shared_noise = !d.drawn() && d.noise.shape[0] != d.rows;  // [1, V] for every row
+  const bool direct_noise = !d.drawn() && aligned(d.noise.data, 4);
   const std::int64_t block = std::clamp<std::int64_t>(
       block_rows > 0 ? block_rows : kBlockBytes / (V * std::int64_t(logit_size + 4)), 1, d.rows);
   std::vector<float> logit_buffer(direct_logits ? 0 : std::size_t(block * V));
@@ -96,7 +126,11 @@ VerifyReport verify_tensors(const DumpTensors& d, int max_failures, const protoc
     const void* x = d.logits.data + std::size_t(r0 * V) * logit_size;
     if (!direct_logits) d.logits.widen_f32(r0 * V, n * V, logit_buffer.data()), x = logit_buffer.data();
     const float* e = shared;
-    if (!shared_noise) {
+    if (d.drawn()) {
+      d.draw_rows(r0, n, noise_buffer.data());
+      e = noise_buffer.data();
+      noise.add(e, n * V);
+    } else if (!shared_noise) {
       e = reinterpret_cast<const float*>(d.noise.data) + r0 * V;
       if (!direct_noise) d.noise.widen_f32(r0 * V, n * V, noise_buffer.data()), e = noise_buffer.data();
       noise.add(e, n * V);
@@ -119,7 +153,7 @@ VerifyReport verify_tensors(const DumpTensors& d, int max_failures, const protoc
     }
     if (file) {
       file->release(d.logits.data + std::size_t(r0 * V) * logit_size, std::size_t(n * V) * logit_size);
-      if (!shared_noise) file->release(d.noise.data + std::size_t(r0 * V) * 4, std::size_t(n * V) * 4);
+      if (!shared_noise && !d.drawn()) file->release(d.noise.data + std::size_t(r0 * V) * 4, std::size_t(n * V) * 4);
     }
   }
   r.noise = noise.finish();
@@ -129,11 +163,13 @@ VerifyReport verify_tensors(const DumpTensors& d, int max_failures, const protoc
 }  // namespace
 
 DumpTensors check_dump(const protocol::SafetensorsFile& f) {
-  return check([&](const std::string& name) { return f.require(name); }, f.metadata());
+  return check([&](const std::string& name) { return f.require(name); }, [&](const std::string& name) { return f.has(name); },
+               f.metadata());
 }
 
 DumpTensors check_dump(const protocol::Safetensors& s) {
-  return check([&](const std::string& name) { return s.require(name).view(); }, s.metadata);
+  return check([&](const std::string& name) { return s.require(name).view(); },
+               [&](const std::string& name) { return s.has(name); }, s.metadata);
 }
 
 oracle::BatchView Dump::view() const {
@@ -149,7 +185,12 @@ Dump read_dump(const std::string& path) {
     Dump d;
     static_cast<DumpFacts&>(d) = t;
     d.logits = t.logits.as_f32();
-    d.noise = t.noise.as_f32();
+    if (t.drawn()) {
+      d.noise.resize(std::size_t(t.rows * t.vocab));
+      t.draw_rows(0, t.rows, d.noise.data());
+    } else {
+      d.noise = t.noise.as_f32();
+    }
     d.temperatures = t.temperatures.as_f32();
     d.tokens = t.tokens.as_i64();
     return d;
@@ -184,6 +225,9 @@ int verify(const VerifyOptions& o) {
               o.file.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.vocab), r.logits_dtype.c_str(),
               oracle::to_string(r.contract.order), r.contract.exp_ulp, r.contract.div_ulp, r.constants.eps,
               r.constants.greedy_eps);
+  if (r.contract.noise_ulp > 0)
+    std::printf("noise drawn from each row's seed and offset (Philox-4x32-10, docs/DRAWN_NOISE.md); the sampler's E "
+                "within %.1f ulp of it\n", r.contract.noise_ulp);
   std::printf("%10s %10s %16s %12s %13s %14s %11s\n", "identical", "explained", "out-of-contract", "UNEXPLAINED",
               "OUT-OF-RANGE", "invalid-noise", "zero-noise");
   std::printf("%10lld %10lld %16lld %12lld %13lld %14lld %11lld\n", static_cast<long long>(r.identical),

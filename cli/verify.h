@@ -7,6 +7,10 @@
 /// post), `exp_ulp` and `div_ulp` (default 2 and 2: covers CUDA expf and
 /// __fdividef, HIP's OCML and glibc), `stages` (2, default: a fused sampler's
 /// rescale; 1: an unfused one).
+/// A sampler that draws its noise (docs/DRAWN_NOISE.md) writes `seeds` and
+/// `offsets` [rows] (U64 or I64) instead of `noise`; the oracle draws the
+/// same E with Random123, and `noise_ulp` (default 1.5: logf's 1 ulp + 0.5)
+/// is the error of the sampler's own fp32 E.
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -29,7 +33,11 @@ struct DumpFacts {
 /// A file in verify's format, every tensor and field checked; its tensors
 /// where they lie (a mapped file, a document in memory).
 struct DumpTensors : DumpFacts {
-  protocol::TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]
+  protocol::TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]; none when drawn
+  std::vector<std::uint64_t> seeds, offsets;                 ///< drawn noise: [rows] each; empty otherwise
+  bool drawn() const { return !seeds.empty(); }
+  /// Rows [r0, r0 + n) of drawn noise, as the oracle judges them, into `out` [n, V].
+  void draw_rows(std::int64_t r0, std::int64_t n, float* out) const;
 };
 /// Checks a dump's tensors and metadata; throws SafetensorsError naming the problem.
 DumpTensors check_dump(const protocol::SafetensorsFile& f);

@@ -65,9 +65,6 @@ race::NumericsContract Kernel::contract() const {
   c.order = order;
   c.two_stage = family == Family::fused;
   c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
-  // logf's error on the uniforms of drawn noise: 1 ulp on every platform (glibc measured 0.787,
-  // DrawnNoise.Fp32ConversionIsWithinOneUlp; CUDA and OCML publish 1).
-  constexpr double kLogfUlp = 1.0;
 #if defined(RACEORACLE_BACKEND_CPU)
   c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)
 #elif defined(RACEORACLE_BACKEND_NVIDIA)
@@ -75,8 +72,7 @@ race::NumericsContract Kernel::contract() const {
 #else
   c.exp_ulp = c.rescale_ulp = 2.0;  // OCML expf: 1 ulp on [-10, 10]; 2 taken for the rest of the range
 #endif
-  // The oracle's drawn E is -log(u) rounded to fp32: half an ulp more (ERROR_MODEL.md).
-  c.noise_ulp = noise == NoiseSource::drawn ? kLogfUlp + 0.5 : 0.0;
+  c.noise_ulp = noise == NoiseSource::drawn ? race::kDrawnNoiseUlp : 0.0;  // logf's 1 ulp + the oracle's rounding
   return c;
 }
 

@@ -47,6 +47,7 @@ oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContrac
   }
   c.exp_ulp = c.rescale_ulp = ulp_field(f, "exp_ulp", c.exp_ulp);
   c.div_ulp = ulp_field(f, "div_ulp", c.div_ulp);
+  c.noise_ulp = ulp_field(f, "noise_ulp", c.noise_ulp);
   if (auto it = f.find("stages"); it != f.end()) {
     if (it->second != "1" && it->second != "2")
       throw std::invalid_argument("'stages' = '" + it->second + "': must be '1' (unfused) or '2' (fused, a rescale)");

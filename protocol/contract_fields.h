@@ -2,7 +2,8 @@
 /// A sampler's numerics contract as string fields, the one spelling shared by
 /// `verify`'s file metadata, the protocol handshake and the command-line
 /// overrides: `scaling_order` (post|pre), `exp_ulp`, `div_ulp` (ulps, in
-/// [0, kMaxUlp]) and `stages` (2: a fused sampler's rescale, 1: unfused).
+/// [0, kMaxUlp]), `noise_ulp` (drawn noise only: the sampler's E against the
+/// oracle's) and `stages` (2: a fused sampler's rescale, 1: unfused).
 #include <map>
 #include <string>
 

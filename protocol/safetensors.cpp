@@ -66,9 +66,9 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
 }
 
 std::size_t dtype_size(const std::string& d) {
-  if (d == "BF16" || d == "F16" || d == "I16") return 2;
-  if (d == "F32" || d == "I32") return 4;
-  if (d == "F64" || d == "I64") return 8;
+  if (d == "BF16" || d == "F16" || d == "I16" || d == "U16") return 2;
+  if (d == "F32" || d == "I32" || d == "U32") return 4;
+  if (d == "F64" || d == "I64" || d == "U64") return 8;
   if (d == "U8" || d == "I8" || d == "BOOL") return 1;
   return 0;
 }
@@ -108,6 +108,15 @@ std::vector<std::int64_t> TensorView::as_i64() const {
   } else {
     throw SafetensorsError("dtype " + dtype + " is not an integer type this tool reads (I32, I64)");
   }
+  return out;
+}
+
+std::vector<std::uint64_t> TensorView::as_u64() const {
+  if (dtype != "U64" && dtype != "I64")
+    throw SafetensorsError("dtype " + dtype + " is not a 64-bit integer type this tool reads (U64, I64)");
+  const std::size_t n = std::size_t(elements());
+  std::vector<std::uint64_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = load<std::uint64_t>(data + 8 * i);
   return out;
 }
 
@@ -278,6 +287,12 @@ TensorView SafetensorsFile::require(const std::string& name) const {
   std::set<std::string> have;
   for (const Entry& e : header_.entries) have.insert(e.name);
   throw missing_tensor(name, have);
+}
+
+bool SafetensorsFile::has(const std::string& name) const {
+  for (const Entry& e : header_.entries)
+    if (e.name == name) return true;
+  return false;
 }
 
 Safetensors SafetensorsFile::copy() const { return assemble(header_, data_); }

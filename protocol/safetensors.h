@@ -28,6 +28,7 @@ struct TensorView {
   std::int64_t elements() const;
   std::vector<float> as_f32() const;         ///< BF16, F16, F32 widened exactly
   std::vector<std::int64_t> as_i64() const;  ///< I32, I64
+  std::vector<std::uint64_t> as_u64() const;  ///< U64, I64 (its bits: a seed stored as int64)
   /// Elements [first, first + n) widened exactly into `out` (BF16, F16, F32).
   void widen_f32(std::int64_t first, std::int64_t n, float* out) const;
 };
@@ -48,6 +49,7 @@ struct Safetensors {
   std::map<std::string, std::string> metadata;
 
   const Tensor& require(const std::string& name) const;  ///< throws naming the missing tensor
+  bool has(const std::string& name) const { return tensors.count(name) > 0; }
 };
 
 /// "[2, 3]"
@@ -100,6 +102,7 @@ class SafetensorsFile {
   const std::string& path() const { return path_; }
   const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
   TensorView require(const std::string& name) const;  ///< throws naming the missing tensor
+  bool has(const std::string& name) const;
   Safetensors copy() const;                            ///< every tensor, copied out
   /// Drops the whole pages inside [p, p + bytes) from this process's memory
   /// (they are read again if touched).

@@ -18,6 +18,12 @@ namespace raceoracle::race {
 enum class NoiseSource : std::uint8_t { tensor, drawn };
 inline const char* to_string(NoiseSource n) { return n == NoiseSource::drawn ? "drawn" : "tensor"; }
 
+/// The error of a kernel's fp32 E = -logf(u) against the oracle's, -log(u)
+/// rounded to fp32, in ulps: logf's 1 ulp (CUDA, OCML; glibc measured 0.787,
+/// DrawnNoise.Fp32ConversionIsWithinOneUlp) + 0.5 for that rounding
+/// (NumericsContract::noise_ulp, oracle/ERROR_MODEL.md).
+inline constexpr double kDrawnNoiseUlp = 1.5;
+
 /// Ids per Philox call: one 32-bit word each.
 inline constexpr int kIdsPerPhiloxCall = 4;
 

@@ -105,6 +105,44 @@ TEST_F(VerifyFiles, AKernelsOwnTokensPass) {
   EXPECT_EQ(r.unexplained + r.out_of_range + r.invalid_noise(), 0);
 }
 
+TEST_F(VerifyFiles, SeedsInsteadOfNoiseAreDrawnAndJudged) {
+  // A sampler that draws its noise writes each row's seed and offset; the
+  // oracle draws the same E. fused-philox's tokens pass; a key of the seed's
+  // low half alone (fused-philox~philox_key) draws other noise and fails.
+  const std::int64_t rows = 16, V = 3000;
+  fixtures::Batch b = fixtures::Batch::make(rows, V, oracle::Dtype::bf16);
+  fixtures::fill_llm_like(b, 9);
+  for (std::int64_t r = 0; r < rows; ++r) b.temperatures[std::size_t(r)] = r % 4 == 0 ? 0.0f : 1.0f;
+  b.round_logits();
+  std::vector<std::uint64_t> seeds(rows), offsets(rows);
+  for (std::int64_t r = 0; r < rows; ++r) seeds[std::size_t(r)] = 0x9E3779B97F4A7C15ull * std::uint64_t(r + 1), offsets[std::size_t(r)] = std::uint64_t(r) << 34;
+  b.draw_noise(seeds, offsets);
+  auto dump = [&](const char* kernel) {
+    const auto run = fixtures::run_kernel(*kernels::find_kernel(kernel), b);
+    EXPECT_TRUE(run.status.ok) << run.status.message;
+    Safetensors s;
+    s.tensors["logits"] = tensor("BF16", {rows, V}, b.bf16_logits());
+    s.tensors["seeds"] = tensor("U64", {rows}, seeds);
+    s.tensors["offsets"] = tensor("I64", {rows}, offsets);
+    s.tensors["temperatures"] = tensor("F32", {rows}, b.temperatures);
+    s.tensors["tokens"] = tensor("I32", {rows}, run.tokens);
+    return s;
+  };
+  const auto good = verify_file(write(dump("fused-philox"), "drawn.safetensors"));
+  EXPECT_TRUE(good.ok());
+  EXPECT_EQ(good.contract.noise_ulp, race::kDrawnNoiseUlp);
+  EXPECT_EQ(good.identical + good.explained, rows);
+  const auto bad = verify_file(write(dump("fused-philox~philox_key"), "drawn_bad.safetensors"));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_GT(bad.unexplained, rows / 2);
+  Safetensors short_seeds = dump("fused-philox");
+  short_seeds.tensors["seeds"] = tensor("U64", {rows - 1}, std::vector<std::uint64_t>(rows - 1));
+  expect_error(write(short_seeds, "short.safetensors"), "seeds must be [16]");
+  Safetensors no_offsets = dump("fused-philox");
+  no_offsets.tensors.erase("offsets");
+  expect_error(write(no_offsets, "no_offsets.safetensors"), "missing tensor 'offsets'");
+}
+
 TEST_F(VerifyFiles, OneStageContractIsTighter) {
   Safetensors s = sampled(4, 500);
   s.metadata["stages"] = "1";
