@@ -49,8 +49,17 @@ std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subje
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (int c = 0; c < kCases; ++c) cells[{k, c}] = {ks[k]->name(), kMasks[c / 3], kTempNames[c % 3]};
   for (int batch = 0; batch < s.batches; ++batch) {
-    const fixtures::Batch b = make_batch(s, s.seed + std::uint64_t(batch));
+    const fixtures::Batch tensor = make_batch(s, s.seed + std::uint64_t(batch));
+    fixtures::Batch drawn;  // the same rows drawing their noise, for a kernel that draws it
     for (std::size_t k = 0; k < ks.size(); ++k) {
+      if (fixtures::noise_of(*ks[k]) == race::NoiseSource::drawn && !drawn.drawn()) {
+        drawn = tensor;
+        std::mt19937_64 rng(s.seed + std::uint64_t(batch));
+        std::vector<std::uint64_t> seeds(std::size_t(s.rows)), offsets(seeds.size());
+        for (std::size_t r = 0; r < seeds.size(); ++r) seeds[r] = rng(), offsets[r] = rng();
+        drawn.draw_noise(std::move(seeds), std::move(offsets));
+      }
+      const fixtures::Batch& b = fixtures::noise_of(*ks[k]) == race::NoiseSource::drawn ? drawn : tensor;
       const auto verdicts = oracle::decide_batch(b.view(), ks[k]->contract(), {b.eps, b.greedy_eps});
       const auto run = ks[k]->run(b);
       if (!run.status.ok) throw std::runtime_error(ks[k]->name() + ": " + run.status.message);
