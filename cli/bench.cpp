@@ -48,10 +48,11 @@ struct Pool {
   }
   /// Fresh LLM-like rows (fixtures/llm_like.h), generated for a block of rows
   /// on the host and tiled over the pool on the device.
-  void fill(oracle::Dtype dtype, std::uint64_t seed) {
+  void fill(oracle::Dtype dtype, std::uint64_t seed, bool flat) {
     const std::int64_t block = std::min<std::int64_t>(rows, 16);
     fixtures::Batch b = fixtures::Batch::make(block, vocab, dtype);
-    fixtures::fill_llm_like(b, seed);
+    if (flat) fixtures::fill_exp1_noise(b, seed);  // logits stay 0
+    else fixtures::fill_llm_like(b, seed);
     const std::size_t esize = oracle::size_of(dtype);
     kernels::copy_to_device(logits.get(), b.storage(), std::size_t(block * vocab) * esize);
     kernels::copy_to_device(noise.get(), b.noise.data(), b.noise.size() * 4);
@@ -105,8 +106,9 @@ int bench(const BenchOptions& in) {
 
   std::printf("raceoracle bench: backend %s, %s\n", kernels::backend_name(), kernels::device_description().c_str());
   if (cpu) std::printf("NOTE: cpu backend: timings of the HIP-on-CPU layer, NOT a GPU figure\n");
-  std::printf("V=%lld, BLOCK_V=%d, %d samples x %d launches per cell, inputs rotated over %lld rows (%.0f MB; L2 %.0f MB)\n",
-              static_cast<long long>(o.vocab), o.block_v, o.samples, o.per_sample, static_cast<long long>(pool_rows),
+  std::printf("V=%lld, BLOCK_V=%d, %s rows, %d samples x %d launches per cell, inputs rotated over %lld rows (%.0f MB; L2 %.0f MB)\n",
+              static_cast<long long>(o.vocab), o.block_v, o.flat ? "flat (every logit 0)" : "LLM-like", o.samples,
+              o.per_sample, static_cast<long long>(pool_rows),
               double(pool_rows * o.vocab * 8) / 1e6, double(l2) / 1e6);
 
   // The device's copy bandwidth (bytes read + written), and two empty launches.
@@ -125,7 +127,8 @@ int bench(const BenchOptions& in) {
   std::printf("two empty launches: %.2f us median [%.2f .. %.2f]\n\n", empty.median, empty.min, empty.max);
 
   nlohmann::json report{{"backend", kernels::backend_name()}, {"device", kernels::device_description()},
-                        {"vocab", o.vocab}, {"block_v", o.block_v}, {"samples", o.samples},
+                        {"vocab", o.vocab}, {"block_v", o.block_v}, {"rows_like", o.flat ? "flat" : "llm"},
+                        {"samples", o.samples},
                         {"launches_per_sample", o.per_sample}, {"copy_bandwidth_bytes_per_s", copy},
                         {"two_empty_launches_us", empty.median}};
   kernels::RunOptions run;
@@ -133,7 +136,7 @@ int bench(const BenchOptions& in) {
   run.synchronize = false;
   for (const auto& dt : o.dtypes) {
     const oracle::Dtype dtype = dt == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
-    pool.fill(dtype, 42);
+    pool.fill(dtype, 42, o.flat);
     std::printf("logits %s\n%6s", dt.c_str(), "rows");
     for (const auto& k : o.kernels) std::printf(" | %-34s", (k + ": us [min..max]  GB/s  %copy").c_str());
     std::printf(" | fused-post/baseline\n");

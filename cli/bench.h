@@ -17,6 +17,9 @@ struct BenchOptions {
   int per_sample = 0;   ///< launches per sample (0: 20 on a GPU, 1 on cpu)
   int block_v = 4096;
   std::string json;
+  /// Every logit 0 instead of LLM-like rows: every id can win, so a kernel
+  /// that draws its noise draws all of it (its worst case).
+  bool flat = false;
 };
 int bench(const BenchOptions& o);
 

@@ -249,6 +249,7 @@ CommandLine::CommandLine()
     if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
   o.bn->add_option("--block-v", o.bo.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
   o.bn->add_option("--json", o.bo.json, "write the results as JSON");
+  o.bn->add_flag("--flat", o.bo.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
 
   o.l = app_.add_subcommand("list", "list kernels, mutants and properties");
 }

@@ -103,9 +103,7 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
 /// race: each thread screens its items (screen_items), the block reduces the
 /// threads' exact bests. Sampling rows load their noise in the same phase as
 /// the logits, so both streams are in flight together; greedy rows never read
-/// noise. A kernel that draws its noise draws it once the tile max is known,
-/// for the ids that can win the tile alone (kDrawFloor, race.h). Every launch
-/// is chained to the grid before it (device.h).
+/// noise. Every launch is chained to the grid before it (device.h).
 ///
 /// Loads: a full tile whose rows start 16-byte aligned is read as 16-byte
 /// vectors, each thread owning ITEMS consecutive ids; otherwise (the tail
@@ -139,13 +137,13 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   const bool vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || DRAWN || aligned16(e));
   const int first = vector ? int(threadIdx.x) * ITEMS : int(threadIdx.x);  // item j is id start + first + j * step
   const int step = vector ? 1 : THREADS;
-  // Tensor noise is loaded with the logits; drawn noise after the tile max
-  // (draw_items), for the ids that can win alone.
   auto load_items = [&](float (&v)[ITEMS], float (&ev)[ITEMS]) {
     if constexpr (VECTORIZABLE) {
       if (vector) {
         load_vector<ITEMS>(x + first, v);
-        if (!greedy && !DRAWN) load_vector<ITEMS>(e + first, ev);
+        if (greedy) return;
+        if constexpr (DRAWN) draw_vector<D, ITEMS>(seed, offset, std::uint32_t(row), std::uint32_t(start + first), ev);
+        else load_vector<ITEMS>(e + first, ev);
         return;
       }
     }
@@ -153,7 +151,8 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
     for (int j = 0; j < ITEMS; ++j) {
       const int i = first + j * step;
       v[j] = i < n ? load_logit(x + i) : -INFINITY;
-      if (!DRAWN) ev[j] = i < n && !greedy ? e[i] : 1.0f;
+      if constexpr (DRAWN) ev[j] = i < n && !greedy ? draw_one<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : 1.0f;
+      else ev[j] = i < n && !greedy ? e[i] : 1.0f;
     }
   };
   float v[ITEMS], ev[ITEMS];
@@ -165,20 +164,6 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
 
   const float inv_t = inverse_temperature(T);
   const float m_safe = guard_max<D>(m);
-  auto draw_items = [&](const float (&v)[ITEMS], float (&ev)[ITEMS]) {
-    bool want[ITEMS];
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) want[j] = must_draw<ORDER>(v[j], m_safe, inv_t);
-    if constexpr (VECTORIZABLE) {
-      if (vector) return draw_vector<D, ITEMS>(seed, offset, std::uint32_t(row), std::uint32_t(start + first), want, ev);
-    }
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int i = first + j * step;  // a lane past the tile holds -inf: not wanted
-      ev[j] = want[j] ? draw_one<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : INFINITY;
-    }
-  };
-  if (DRAWN && !greedy) draw_items(v, ev);
   const int count = vector ? ITEMS : (first < n ? (n - first + step - 1) / step : 0);
   const int id0 = int(start) + first;
   auto to_id = [&](Best b) {  // item index -> id
@@ -203,7 +188,6 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
       // items in registers across the reduction.
       float v2[ITEMS], ev2[ITEMS];
       load_items(v2, ev2);
-      if (DRAWN) draw_items(v2, ev2);
       best = fold_items<ORDER, D, ITEMS, false>(v2, ev2, count, m_safe, inv_t, a.eps);
       best = block_best<D>(to_id(best), smem_best);
     }

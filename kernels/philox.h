@@ -3,6 +3,7 @@
 /// so that device code needs no library, and the fp32 noise of race/noise.h.
 /// tests/kernels/philox_tests.cpp holds these to Random123's bits.
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/device.h"
 #include "race/noise.h"
@@ -29,7 +30,22 @@ __host__ __device__ __forceinline__ Words philox4x32_10(const race::PhiloxInput&
   return Words{{c0, c1, c2, c3}};
 }
 
+/// race::uniform_of(w) without an integer-to-float conversion (a quarter-rate
+/// pipe on GPUs): 1 + k 2^-23 assembled from bits (k = w >> 9), minus 1 (exact,
+/// Sterbenz), plus 2^-24: (2k + 1) 2^-24, exact in fp32. Philox tests hold it
+/// to uniform_of over all 2^23 values.
+__host__ __device__ __forceinline__ float uniform_from_bits(std::uint32_t w) {
+  const std::uint32_t bits = 0x3F800000u | (w >> 9);
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  const float one_k = __uint_as_float(bits);
+#else
+  float one_k;
+  std::memcpy(&one_k, &bits, sizeof one_k);
+#endif
+  return (one_k - 1.0f) + 0x1p-24f;
+}
+
 /// E = -log(u) in fp32: the error of logf alone, u being exact (docs/DRAWN_NOISE.md, "Accuracy").
-__host__ __device__ __forceinline__ float exponential_of(std::uint32_t w) { return -logf(race::uniform_of(w)); }
+__host__ __device__ __forceinline__ float exponential_of(std::uint32_t w) { return -logf(uniform_from_bits(w)); }
 
 }  // namespace raceoracle::kernels::philox

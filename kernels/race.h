@@ -229,36 +229,16 @@ __device__ __forceinline__ float drawn_exponential(std::uint32_t w) {
   return philox::exponential_of(w);
 }
 
-/// Drawn noise is only drawn where it can matter: an id whose race exponent
-/// (x - m_t) / t is below this cannot be its tile's best, so its E is not
-/// drawn and its key is 0. Drawn E lies in [5.96e-8, 16.64] (race/noise.h):
-/// the tile's max id has key >= 1 / (16.64 + eps), such an id at most
-/// e^-20 / (5.96e-8 + eps), 1.7 times less for every eps >= 0. The proof with
-/// its roundings: docs/DRAWN_NOISE.md, "Drawing only what can win".
-inline constexpr float kDrawFloor = -20.0f;
-
-/// Whether id's E must be drawn (a NaN exponent is drawn: never skip what is not understood).
-template <ScalingOrder ORDER>
-__device__ __forceinline__ bool must_draw(float x, float m_safe, float inv_t) {
-  return !(race_exponent<ORDER>(x, m_safe, inv_t) < kDrawFloor);
-}
-
-/// The drawn E of `N` consecutive ids from `id0`, a multiple of 4, where
-/// `want`; +inf (key 0) elsewhere. One Philox call per 4 ids that one of them wants.
+/// The drawn E of `N` consecutive ids from `id0`, a multiple of 4: one Philox call per 4 ids.
 template <Defect D, int N>
 __device__ __forceinline__ void draw_vector(std::uint64_t seed, std::uint64_t offset, std::uint32_t row,
-                                            std::uint32_t id0, const bool (&want)[N], float (&out)[N]) {
+                                            std::uint32_t id0, float (&out)[N]) {
   static_assert(N % race::kIdsPerPhiloxCall == 0, "whole Philox calls");
 #pragma unroll
   for (int v = 0; v < N / 4; ++v) {
-    if (!(want[4 * v] || want[4 * v + 1] || want[4 * v + 2] || want[4 * v + 3])) {
-#pragma unroll
-      for (int k = 0; k < 4; ++k) out[4 * v + k] = INFINITY;
-      continue;
-    }
     const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id0 / 4 + std::uint32_t(v)));
 #pragma unroll
-    for (int k = 0; k < 4; ++k) out[4 * v + k] = want[4 * v + k] ? drawn_exponential<D>(w.w[k]) : INFINITY;
+    for (int k = 0; k < 4; ++k) out[4 * v + k] = drawn_exponential<D>(w.w[k]);
   }
 }
 

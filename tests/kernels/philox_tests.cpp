@@ -74,6 +74,7 @@ TEST(DrawnNoise, UniformsAreExactAndOpen) {
   for (std::uint32_t t = 0; t < (1u << 23); ++t) {
     const float u = race::uniform_of((t << 9) | (t & 511u));  // the low 9 bits are dropped
     ASSERT_EQ(double(u), (2.0 * t + 1.0) * 0x1p-24) << t;
+    ASSERT_EQ(kernels::philox::uniform_from_bits((t << 9) | (t & 511u)), u) << t;  // the kernels' bit assembly
     ASSERT_GT(u, prev);
     prev = u;
   }
