@@ -54,10 +54,7 @@ std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subje
     for (std::size_t k = 0; k < ks.size(); ++k) {
       if (fixtures::noise_of(*ks[k]) == race::NoiseSource::drawn && !drawn.drawn()) {
         drawn = tensor;
-        std::mt19937_64 rng(s.seed + std::uint64_t(batch));
-        std::vector<std::uint64_t> seeds(std::size_t(s.rows)), offsets(seeds.size());
-        for (std::size_t r = 0; r < seeds.size(); ++r) seeds[r] = rng(), offsets[r] = rng();
-        drawn.draw_noise(std::move(seeds), std::move(offsets));
+        drawn.draw_noise(s.seed + std::uint64_t(batch));
       }
       const fixtures::Batch& b = fixtures::noise_of(*ks[k]) == race::NoiseSource::drawn ? drawn : tensor;
       const auto verdicts = oracle::decide_batch(b.view(), ks[k]->contract(), {b.eps, b.greedy_eps});

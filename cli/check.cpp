@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -193,7 +194,11 @@ int check(const CheckOptions& o) {
     std::fflush(stdout);
     const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
     std::vector<const fixtures::Subject*> ms;
-    for (const auto& m : kernels::mutants()) ms.push_back(&fixtures::subject_of(m));
+    for (const auto& m : kernels::mutants())  // --kernels K: K's own mutants (named K~defect)
+      if (o.kernels.empty() || std::any_of(o.kernels.begin(), o.kernels.end(), [&](const std::string& k) {
+            return m.name.starts_with(k + "~");
+          }))
+        ms.push_back(&fixtures::subject_of(m));
     GateRun gate = run_gate(ms, hs, o.shard, unit);
     unit += gate.units;
     std::printf("%s", mutants::table(gate.reports).c_str());

@@ -130,7 +130,8 @@ CommandLine::CommandLine()
   app_.set_version_flag("--version", "raceoracle 0.1.0");
 
   o.c = app_.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
-  o.c->add_option("--kernels", o.check.kernels, "kernels to check (default: every real kernel)");
+  o.c->add_option("--kernels", o.check.kernels,
+                  "kernels to check, their mutants gated (default: every real kernel, every mutant)");
   add_sampler_options(o.c, o.check.sampler, "check this sampler (a command speaking docs/SAMPLER_PROTOCOL.md) instead of kernels");
   o.c->add_option("--backend", o.backend, "cpu, nvidia or amd: must be the backend this binary was built for "
                                       "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
@@ -167,6 +168,7 @@ CommandLine::CommandLine()
   o.m->add_option("--seed", o.mut.seed, "RapidCheck seed")->check(kSeed);
   o.m->add_option("--cases", o.mut.cases, "cases per property")->check(CLI::Range(1, 1000000));
   o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, property)")->check(kPositive);
+  o.m->add_option("--properties", o.mut.properties, "properties to run (default: every one)");
   o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "properties that must be among the killers");
   o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
   o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)");

@@ -1,5 +1,6 @@
 #include "cli/command_support.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,25 +27,33 @@ mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeo
 
 GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mutants::HarnessSettings& hs,
                  const properties::Shard& shard, std::size_t first_unit,
-                 const std::function<void(const mutants::PairOutcome&)>& progress) {
-  const std::size_t per_mutant = properties::properties().size();
+                 const std::function<void(const mutants::PairOutcome&)>& progress,
+                 const std::vector<std::string>& only) {
+  const auto& suite = properties::properties();
+  const std::size_t per_mutant = suite.size();
+  for (const std::string& name : only)
+    if (!properties::find_property(name)) throw std::invalid_argument("unknown property '" + name + "'");
+  auto runs = [&](std::size_t base, std::size_t i) {
+    return shard.owns(base + i) &&
+           (only.empty() || std::find(only.begin(), only.end(), suite[i].name) != only.end());
+  };
   GateRun g;
   std::vector<std::size_t> bases;
   for (const fixtures::Subject* m : mutants) {
     const std::size_t base = first_unit + g.units;
     g.units += per_mutant;
     bool any = false;
-    for (std::size_t i = 0; i < per_mutant; ++i) any |= shard.owns(base + i);
+    for (std::size_t i = 0; i < per_mutant; ++i) any |= runs(base, i);
     if (!any) continue;
     note(m->name() + " ...");
-    g.reports.push_back(mutants::run_mutant(*m, hs, progress, [&](std::size_t i) { return shard.owns(base + i); }));
+    g.reports.push_back(mutants::run_mutant(*m, hs, progress, [&](std::size_t i) { return runs(base, i); }));
     bases.push_back(base);
   }
   g.json = mutants::pairs_json(g.reports);
   // run_mutant keeps the owned pairs in suite order: the k-th is the k-th owned unit.
   for (std::size_t r = 0; r < g.reports.size(); ++r)
     for (std::size_t i = 0, k = 0; i < per_mutant; ++i)
-      if (shard.owns(bases[r] + i)) g.json[r]["pairs"][k++]["unit"] = bases[r] + i;
+      if (runs(bases[r], i)) g.json[r]["pairs"][k++]["unit"] = bases[r] + i;
   return g;
 }
 

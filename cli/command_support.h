@@ -25,6 +25,8 @@ mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeo
 /// The mutant gate's share of a sharded run: unit base + i is (mutant, property
 /// i); `first_unit` counts the units before the gate. Mutants with no unit in
 /// `shard` are not run; the JSON (mutants::pairs_json) numbers every pair.
+/// `only`, when not empty, names the properties run (the others' units are
+/// counted, not run); an unknown name is an error.
 struct GateRun {
   std::vector<mutants::MutantReport> reports;
   nlohmann::json json;
@@ -32,6 +34,7 @@ struct GateRun {
 };
 GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mutants::HarnessSettings& hs,
                  const properties::Shard& shard, std::size_t first_unit,
-                 const std::function<void(const mutants::PairOutcome&)>& progress = {});
+                 const std::function<void(const mutants::PairOutcome&)>& progress = {},
+                 const std::vector<std::string>& only = {});
 
 }  // namespace raceoracle::cli

@@ -42,6 +42,7 @@ struct MutantsOptions {
   std::uint64_t seed = race::kCiSeed;
   int cases = 100;
   double timeout_s = 120;
+  std::vector<std::string> properties;        ///< run only these (empty: every one)
   std::vector<std::string> expect_killed_by;  ///< each must be among the killers
   std::string report_json, matrix_md;
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus

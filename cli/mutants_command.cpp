@@ -27,7 +27,7 @@ int mutants(const MutantsOptions& o) {
   const GateRun gate = run_gate(ms, hs, o.shard, 0, [](const mutants::PairOutcome& p) {
     if (p.kind != mutants::PairOutcome::Kind::not_applicable)
       note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
-  });
+  }, o.properties);
   const std::vector<mutants::MutantReport>& reports = gate.reports;
   std::printf("%s", mutants::table(reports).c_str());
   // The first killer's counterexample per mutant; the report JSON has the rest.

@@ -73,6 +73,7 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
     oracle::NumericsContract defaults = protocol::default_sampler_contract();
     if (drawn) defaults.noise_ulp = race::kDrawnNoiseUlp;
     d.contract = protocol::parse_contract(metadata, defaults);
+    if (!drawn) protocol::require_tensor_noise_exact(d.contract);
   } catch (const std::invalid_argument& e) {
     throw SafetensorsError(std::string("metadata ") + e.what());
   }

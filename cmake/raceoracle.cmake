@@ -32,13 +32,14 @@ function(raceoracle_add_test name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${T_LABELS}" ${gpu})
 endfunction()
 
-# raceoracle_add_mutant(NAME KILLED_BY Property...) : a test that runs every
-# property against the mutant NAME (as registered in kernels/registry.cpp) and
-# passes only if the mutant is killed, by at least the properties named.
+# raceoracle_add_mutant(NAME KILLED_BY Property...) : a test that runs the
+# properties named against the mutant NAME (as registered in
+# kernels/registry.cpp) and passes only if each of them kills it. The whole
+# kill row (every property) is `raceoracle mutants`' and `check`'s gate.
 function(raceoracle_add_mutant name)
   cmake_parse_arguments(M "" "" "KILLED_BY" ${ARGN})
   add_test(NAME Mutant.${name}
-           COMMAND raceoracle mutants --mutants ${name} --expect-killed-by ${M_KILLED_BY})
+           COMMAND raceoracle mutants --mutants ${name} --properties ${M_KILLED_BY} --expect-killed-by ${M_KILLED_BY})
   set_tests_properties(Mutant.${name} PROPERTIES LABELS mutants TIMEOUT 900 ${RACEORACLE_GPU_RESOURCES})
 endfunction()
 

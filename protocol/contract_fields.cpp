@@ -56,6 +56,13 @@ oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContrac
   return c;
 }
 
+void require_tensor_noise_exact(const oracle::NumericsContract& c) {
+  if (c.noise_ulp > 0)
+    throw std::invalid_argument(fmt::format("'noise_ulp' = '{}': only a sampler that draws its noise (seeds and offsets) "
+                                            "states one; E read from a noise tensor is judged exactly",
+                                            c.noise_ulp));
+}
+
 Fields contract_fields(const oracle::NumericsContract& c) {
   return {{"scaling_order", oracle::to_string(c.order)},
           {"exp_ulp", fmt::format("{}", c.exp_ulp)},

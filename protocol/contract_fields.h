@@ -23,6 +23,9 @@ oracle::NumericsContract default_sampler_contract();
 /// Throws std::invalid_argument naming the field, the value and what is allowed.
 oracle::NumericsContract parse_contract(const Fields& fields, oracle::NumericsContract defaults = default_sampler_contract());
 Fields contract_fields(const oracle::NumericsContract& c);
+/// A sampler that reads a noise tensor uses that E, judged exactly: a
+/// `noise_ulp` above 0 would only widen its bound. Throws naming the field.
+void require_tensor_noise_exact(const oracle::NumericsContract& c);
 std::string describe_contract(const oracle::NumericsContract& c);  ///< "post-scale, exp 2 ulp, div 2 ulp, two-stage"
 
 /// A decimal float field: throws naming `key` unless it is a finite number.

@@ -73,7 +73,9 @@ SamplerHello read_hello(const Safetensors& reply, const Fields& overrides) {
   Fields fields = reply.metadata;
   for (const auto& [k, v] : overrides) fields[k] = v;
   try {
-    return {name, parse_contract(fields)};
+    const oracle::NumericsContract c = parse_contract(fields);
+    require_tensor_noise_exact(c);  // the protocol sends noise tensors
+    return {name, c};
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
   }

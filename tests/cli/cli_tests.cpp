@@ -114,9 +114,8 @@ TEST_F(VerifyFiles, SeedsInsteadOfNoiseAreDrawnAndJudged) {
   fixtures::fill_llm_like(b, 9);
   for (std::int64_t r = 0; r < rows; ++r) b.temperatures[std::size_t(r)] = r % 4 == 0 ? 0.0f : 1.0f;
   b.round_logits();
-  std::vector<std::uint64_t> seeds(rows), offsets(rows);
-  for (std::int64_t r = 0; r < rows; ++r) seeds[std::size_t(r)] = 0x9E3779B97F4A7C15ull * std::uint64_t(r + 1), offsets[std::size_t(r)] = std::uint64_t(r) << 34;
-  b.draw_noise(seeds, offsets);
+  b.draw_noise(9);
+  const std::vector<std::uint64_t> seeds = b.seeds, offsets = b.offsets;
   auto dump = [&](const char* kernel) {
     const auto run = fixtures::run_kernel(*kernels::find_kernel(kernel), b);
     EXPECT_TRUE(run.status.ok) << run.status.message;
@@ -272,6 +271,9 @@ TEST_F(VerifyFiles, BadFilesAreClearErrors) {
   s = good;
   s.metadata["greedy_eps"] = "-1";
   expect_error(write(s, "greedy_eps_negative.safetensors"), "'greedy_eps' = '-1': must be >= 0");
+  s = good;  // a noise tensor is E itself: no tolerance on it
+  s.metadata["noise_ulp"] = "1.5";
+  expect_error(write(s, "noise_ulp_with_tensor.safetensors"), "'noise_ulp' = '1.5': only a sampler that draws its noise");
 }
 
 // A pair whose child gives no verdict (here: its exec fails; on a GPU: a

@@ -31,7 +31,7 @@ grep -q "TokensInRange \[2/2\]" full.txt  # the grain split each (subject, prope
 $R $C --devices 2 --json devices.json > devices.txt  # two shards in parallel, merged
 same full.json devices.json
 
-M="mutants --mutants fused-post~result_clamp fused-post~no_m_safe --cases 20"
+M="mutants --mutants fused-post~result_clamp fused-post~no_m_safe --cases 10"
 $R $M --json mfull.json --report mfull-report.json --matrix mfull.md > mfull.txt
 for i in 0 1 2 3; do $R $M --shard $i/4 --json m$i.json > m$i.txt; done
 $R merge m0.json m1.json m2.json m3.json --json mmerged.json --report mmerged-report.json --matrix mmerged.md

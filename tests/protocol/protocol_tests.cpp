@@ -163,6 +163,18 @@ TEST_F(Misbehaving, AnotherProtocolVersionIsRefusedAtTheHandshake) {
   }
 }
 
+TEST_F(Misbehaving, ANoiseToleranceIsRefusedAtTheHandshake) {
+  // The protocol sends noise tensors: the sampler's E is the tensor's, judged exactly.
+  SamplerSpec s = spec("crash");
+  s.overrides["noise_ulp"] = "1.5";
+  try {
+    ExternalSampler x(s);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the sampler's contract: 'noise_ulp' = '1.5'"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Misbehaving, AnEchoOfTheHandshakeIsNotAHello) {
   SamplerSpec s;
   s.command = "cat";  // sends the request back: type hello, protocol 1, but no sampler's name
