@@ -139,11 +139,7 @@ int check(const CheckOptions& o) {
     std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
     return 2;
   }
-  for (const std::string& name : o.properties)
-    if (!properties::find_property(name)) throw std::invalid_argument("unknown property '" + name + "'");
-  auto selected = [&](const properties::Property& p) {
-    return o.properties.empty() || std::find(o.properties.begin(), o.properties.end(), p.name) != o.properties.end();
-  };
+  const auto selected = property_selection(o.properties);
   int failures = 0;
 
   // 1. The property suite on each subject.
@@ -194,10 +190,9 @@ int check(const CheckOptions& o) {
     std::fflush(stdout);
     const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
     std::vector<const fixtures::Subject*> ms;
-    for (const auto& m : kernels::mutants())  // --kernels K: K's own mutants (named K~defect)
-      if (o.kernels.empty() || std::any_of(o.kernels.begin(), o.kernels.end(), [&](const std::string& k) {
-            return m.name.starts_with(k + "~");
-          }))
+    for (const auto& m : kernels::mutants())  // --kernels K: K's own mutants
+      if (o.kernels.empty() ||
+          std::find(o.kernels.begin(), o.kernels.end(), kernels::real_kernel_name(m)) != o.kernels.end())
         ms.push_back(&fixtures::subject_of(m));
     GateRun gate = run_gate(ms, hs, o.shard, unit);
     unit += gate.units;

@@ -25,18 +25,22 @@ mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeo
   return mutants::HarnessSettings{rs, timeout_s, true, ec ? std::string() : self.string()};
 }
 
+std::function<bool(const properties::Property&)> property_selection(const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    if (!properties::find_property(name)) throw std::invalid_argument("unknown property '" + name + "'");
+  return [names](const properties::Property& p) {
+    return names.empty() || std::find(names.begin(), names.end(), p.name) != names.end();
+  };
+}
+
 GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mutants::HarnessSettings& hs,
                  const properties::Shard& shard, std::size_t first_unit,
                  const std::function<void(const mutants::PairOutcome&)>& progress,
                  const std::vector<std::string>& only) {
   const auto& suite = properties::properties();
   const std::size_t per_mutant = suite.size();
-  for (const std::string& name : only)
-    if (!properties::find_property(name)) throw std::invalid_argument("unknown property '" + name + "'");
-  auto runs = [&](std::size_t base, std::size_t i) {
-    return shard.owns(base + i) &&
-           (only.empty() || std::find(only.begin(), only.end(), suite[i].name) != only.end());
-  };
+  const auto selected = property_selection(only);
+  auto runs = [&](std::size_t base, std::size_t i) { return shard.owns(base + i) && selected(suite[i]); };
   GateRun g;
   std::vector<std::size_t> bases;
   for (const fixtures::Subject* m : mutants) {

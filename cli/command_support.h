@@ -4,10 +4,12 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "mutants/harness.h"
 #include "mutants/report.h"
 #include "properties/shard.h"
+#include "properties/suite.h"
 
 namespace raceoracle::cli {
 
@@ -22,11 +24,15 @@ void write_file(const std::string& path, const std::string& text);
 /// execs this binary afresh (a GPU runtime does not survive fork).
 mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeout_s);
 
+/// The properties a `--properties P..` list selects (empty: every one);
+/// throws std::invalid_argument naming an unknown one.
+std::function<bool(const properties::Property&)> property_selection(const std::vector<std::string>& names);
+
 /// The mutant gate's share of a sharded run: unit base + i is (mutant, property
 /// i); `first_unit` counts the units before the gate. Mutants with no unit in
 /// `shard` are not run; the JSON (mutants::pairs_json) numbers every pair.
-/// `only`, when not empty, names the properties run (the others' units are
-/// counted, not run); an unknown name is an error.
+/// `only` (property_selection) names the properties run; the others' units
+/// are counted, not run.
 struct GateRun {
   std::vector<mutants::MutantReport> reports;
   nlohmann::json json;

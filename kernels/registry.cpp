@@ -1,5 +1,6 @@
 #include "kernels/registry.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/device_memory.h"
@@ -58,6 +59,23 @@ Kernel make(std::string name, Family f, ScalingOrder o, Defect d, NoiseSource n 
   return Kernel{std::move(name), f, o, d, n};
 }
 
+constexpr char kMutantMark = '~';  ///< a mutant is named after its real kernel: "fused-post~no_m_safe"
+
+/// The mutants of real kernel `real_name`, one per defect of `Defects`: that kernel with the defect.
+template <class Defects>
+void add_mutants(std::vector<Kernel>& v, std::string_view real_name) {
+  const auto& ks = kernels();
+  const auto real = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return k.name == real_name; });
+  if (real == ks.end()) throw std::logic_error("mutants of an unregistered kernel: " + std::string(real_name));
+  for (Defect d : Defects::values)
+    if (d != Defect::none) {
+      Kernel m = *real;
+      m.name = real->name + kMutantMark + to_string(d);
+      m.defect = d;
+      v.push_back(std::move(m));
+    }
+}
+
 }  // namespace
 
 race::NumericsContract Kernel::contract() const {
@@ -97,16 +115,16 @@ const std::vector<Kernel>& kernels() {
 const std::vector<Kernel>& mutants() {
   static const std::vector<Kernel> m = [] {
     std::vector<Kernel> v;
-    for (Defect d : TensorDefects::values)
-      if (d != Defect::none) v.push_back(make(std::string("fused-post~") + to_string(d), Family::fused, ScalingOrder::post, d));
-    for (Defect d : DrawnDefects::values)
-      if (d != Defect::none)
-        v.push_back(make(std::string("fused-philox~") + to_string(d), Family::fused, ScalingOrder::post, d, NoiseSource::drawn));
-    for (Defect d : BaselineDefects::values)
-      if (d != Defect::none) v.push_back(make(std::string("baseline~") + to_string(d), Family::baseline, ScalingOrder::post, d));
+    add_mutants<TensorDefects>(v, "fused-post");
+    add_mutants<DrawnDefects>(v, "fused-philox");
+    add_mutants<BaselineDefects>(v, "baseline");
     return v;
   }();
   return m;
+}
+
+std::string_view real_kernel_name(const Kernel& k) {
+  return std::string_view(k.name).substr(0, k.name.find(kMutantMark));
 }
 
 const Kernel* find_kernel(std::string_view name) {
