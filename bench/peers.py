@@ -10,9 +10,9 @@ torch.compile, and the Triton race of examples/triton_race_sampler.py.
 
 Shapes and inputs follow `raceoracle bench` (cli/bench.cpp): rows x V logits
 and fp32 noise, a quarter of the rows greedy (T = 0), the rest T = 0.7; a
-pool of rows larger than the L2 cache of which each launch reads another
-window; per cell `--samples` samples of `--per-sample` launches between two
-CUDA events, and the median, min and max microseconds per launch. Each
+pool of rows larger than the L2 cache of which each launch reads the next
+window, round the pool across samples; per cell `--samples` samples of
+`--per-sample` launches between two CUDA events, and the median, min and max microseconds per launch. Each
 peer is timed twice by default: launched from Python call by call (what a
 script pays), and replayed from a CUDA graph of the sample's calls (what an
 engine that captures its decode step pays: the GPU's time alone). The
@@ -91,9 +91,11 @@ class Pool:
         self.temps = t.to(device)
         self.window_rows = rows
 
+    def windows(self):
+        return self.rows // self.window_rows
+
     def window(self, i):
-        n = self.rows // self.window_rows
-        lo = (i % n) * self.window_rows
+        lo = (i % self.windows()) * self.window_rows
         hi = lo + self.window_rows
         return self.logits[lo:hi], self.noise[lo:hi], self.temps[lo:hi]
 
@@ -120,30 +122,39 @@ def unexplained(window, got, want):
 
 def time_cell(race, pool, samples, per_sample, device, graph=False):
     """Microseconds per launch: median, min, max over samples. graph: the
-    sample's `per_sample` calls captured once in a CUDA graph and replayed,
-    as engines run their decode steps, so no Python or launch overhead is
-    timed; otherwise each call is launched from Python."""
-    call = lambda i: race(*pool.window(i), EPS, GREEDY_EPS)  # noqa: E731
+    calls captured in CUDA graphs of `per_sample` calls and replayed, as
+    engines run their decode steps, so no Python or launch overhead is
+    timed; otherwise each call is launched from Python. Either way each call
+    reads the next window, round the pool across samples (graphs: enough of
+    them, replayed in turn, to cover the pool), so no call finds its inputs
+    in L2."""
+    windows = itertools.count()
+    call = lambda: race(*pool.window(next(windows)), EPS, GREEDY_EPS)  # noqa: E731
     if graph:
         side = torch.cuda.Stream()  # warm-up (compilation, autotuning, allocator) off the stream captured next
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            for i in range(3):
-                call(i)
+            for _ in range(3):
+                call()
         torch.cuda.current_stream().wait_stream(side)
-        captured = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(captured):
-            for k in range(per_sample):
-                call(k)
-        run_sample = captured.replay
+        graphs = []
+        for _ in range(-(-pool.windows() // per_sample)):
+            captured = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(captured):
+                for _ in range(per_sample):
+                    call()
+            graphs.append(captured)
+        turn = itertools.count()
+
+        def run_sample():
+            graphs[next(turn) % len(graphs)].replay()
     else:
-        for i in range(3):  # warm-up: compilation, autotuning, allocator
-            call(i)
-        launches = itertools.count()
+        for _ in range(3):  # warm-up: compilation, autotuning, allocator
+            call()
 
         def run_sample():
             for _ in range(per_sample):
-                call(next(launches))
+                call()
     if device == "cuda":
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     us = []

@@ -25,8 +25,9 @@ Stats stats(std::vector<double> us) {
   return {us[us.size() / 2], us.front(), us.back()};
 }
 
-/// Random inputs for `pool_rows` rows, of which each launch reads a different
-/// window, so that consecutive launches never find their inputs in L2.
+/// Random inputs for `pool_rows` rows (at least 4x L2), of which each launch
+/// reads the next window, round the pool across samples: a window is read
+/// again only after the whole pool, so no launch finds its inputs in L2.
 struct Pool {
   std::int64_t rows = 0, vocab = 0;
   kernels::DeviceArray<unsigned char> logits;
@@ -63,7 +64,7 @@ struct Pool {
     }
     kernels::device_synchronize();
   }
-  kernels::SampleArgs window(oracle::Dtype dtype, std::int64_t r, int i) const {
+  kernels::SampleArgs window(oracle::Dtype dtype, std::int64_t r, std::int64_t i) const {
     const std::int64_t windows = std::max<std::int64_t>(1, rows / r), w = i % windows;
     kernels::SampleArgs a;
     a.logits = logits.get() + std::size_t(w * r * vocab) * oracle::size_of(dtype);
@@ -145,8 +146,9 @@ int bench(const BenchOptions& in) {
       std::printf("%6lld", static_cast<long long>(r));
       for (const auto& name : o.kernels) {
         const kernels::Kernel& k = *kernels::find_kernel(name);
-        auto launch = [&](int i) {
-          const kernels::Status s = k.run(pool.window(dtype, r, i), run);
+        std::int64_t next = 0;  // one cursor for the warm-up and every sample: never back to window 0
+        auto launch = [&](int) {
+          const kernels::Status s = k.run(pool.window(dtype, r, next++), run);
           if (!s.ok) throw std::runtime_error(name + ": " + s.message);
         };
         kernels::time_launches(launch, std::min(o.per_sample, 5));  // warm-up

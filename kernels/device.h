@@ -41,12 +41,22 @@ __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
 /// Approximations the stage-1 screen ranks candidates with (fused.hip); no
 /// key that is stored comes from them. Their documented accuracy is what the
 /// screen's proof uses:
-///   exp2_approx: CUDA exp2f, 2 ulp (MUFU.EX2 plus range scaling); glibc's and
-///                OCML's exp2f on the cpu and amd backends, within 1 ulp.
+///   exp2_approx: PTX ex2.approx.ftz.f32, 2 ulp, a subnormal result flushed
+///                to 0 (one MUFU.EX2; exp2f adds the scaling that keeps
+///                subnormals); glibc's and OCML's exp2f on the cpu and amd
+///                backends, within 1 ulp.
 ///   rcp_approx:  PTX rcp.approx.ftz.f32, 1 ulp for normal b, a subnormal
 ///                result flushed to 0 (b > 2^126); v_rcp_f32, 1 ulp, on amd;
 ///                correctly rounded on cpu.
-__device__ __forceinline__ float exp2_approx(float x) { return exp2f(x); }
+__device__ __forceinline__ float exp2_approx(float x) {
+#if defined(RACEORACLE_CUDA_DEVICE)
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+#else
+  return exp2f(x);
+#endif
+}
 __device__ __forceinline__ float rcp_approx(float b) {
 #if defined(RACEORACLE_BACKEND_CPU)
   return 1.0f / b;

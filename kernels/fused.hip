@@ -98,20 +98,100 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
   return Screened::decided;
 }
 
-/// The tile is loaded once into registers, ITEMS per thread, its max
-/// reduced, then greedy rows take the lowest id of that max and sampling rows
-/// race: each thread screens its items (screen_items), the block reduces the
-/// threads' exact bests. Sampling rows load their noise in the same phase as
-/// the logits, so both streams are in flight together; greedy rows never read
-/// noise. Every launch is chained to the grid before it (device.h).
-///
-/// Loads: a full tile whose rows start 16-byte aligned is read as 16-byte
-/// vectors, each thread owning ITEMS consecutive ids; otherwise (the tail
-/// tile, odd strides) each thread reads ids tid, tid + THREADS, ... The
-/// reduction is a total order with lowest-id ties, so both layouts give the
-/// same partials bit for bit.
+/// One tile of stage 1: where its ids lie and how they are read. A full
+/// tile whose rows start 16-byte aligned is read in rounds of 4 ids a
+/// thread, thread t's round r being ids 4 (r THREADS + t) + 0..3 of the tile,
+/// so that each load a warp issues covers consecutive bytes (8 a thread for
+/// bf16, 16 for fp32 and the noise); otherwise (the tail tile, odd strides)
+/// each thread reads ids t, t + THREADS, ... Either way a thread's items are
+/// in increasing id order, and the reduction is a total order with lowest-id
+/// ties, so both layouts give the same partials bit for bit. Greedy rows
+/// never read noise.
+template <class Logit, NoiseSource NOISE, int BLOCK_V, int THREADS, Defect D>
+struct Stage1Tile {
+  static constexpr int ITEMS = BLOCK_V / THREADS;
+  static constexpr bool DRAWN = NOISE == NoiseSource::drawn;
+  // Rounds are whole Philox calls too: 4 ids from a multiple of 4.
+  static constexpr bool VECTORIZABLE = ITEMS % 4 == 0;
+
+  std::int64_t row, start;
+  int n;
+  const Logit* x;
+  const float* e;
+  float T;
+  bool greedy, vector;
+
+  __device__ Stage1Tile(const SampleArgs& a, std::int64_t row_, int tile)
+      : row(row_), start(std::int64_t(tile) * BLOCK_V), T(a.temperatures[row_]) {
+    n = D == Defect::tail_unmasked ? BLOCK_V : int(a.vocab - start < BLOCK_V ? a.vocab - start : BLOCK_V);
+    x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride) + start;
+    greedy = is_greedy<D>(T, a.greedy_eps);
+    const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
+    e = DRAWN ? nullptr : row_start<D>(a.noise, row, noise_stride) + start;
+    vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || DRAWN || aligned16(e));
+  }
+
+  /// The id, within the tile, of this thread's item j.
+  __device__ int offset_of(int j) const {
+    return vector ? 4 * ((j / 4) * THREADS + int(threadIdx.x)) + j % 4 : int(threadIdx.x) + j * THREADS;
+  }
+  /// How many of this thread's items are ids of the tile.
+  __device__ int count() const {
+    const int t = int(threadIdx.x);
+    return vector ? ITEMS : (t < n ? (n - t + THREADS - 1) / THREADS : 0);
+  }
+
+  /// The items as fp32 (masked ids: logit -inf, noise 1; greedy rows: no noise).
+  __device__ void load(const SampleArgs& a, float (&v)[ITEMS], float (&ev)[ITEMS]) const {
+    const std::uint64_t seed = DRAWN ? a.seeds[row] : 0, offset = DRAWN ? a.offsets[row] : 0;
+    if constexpr (VECTORIZABLE) {
+      if (vector) {
+#pragma unroll
+        for (int r = 0; r < ITEMS / 4; ++r) load_quad(x + offset_of(4 * r), v + 4 * r);
+        if (greedy) return;
+#pragma unroll
+        for (int r = 0; r < ITEMS / 4; ++r) {
+          if constexpr (DRAWN) {
+            float q[4];
+            draw_vector<D, 4>(seed, offset, std::uint32_t(row), std::uint32_t(start + offset_of(4 * r)), q);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) ev[4 * r + k] = q[k];
+          } else {
+            load_quad(e + offset_of(4 * r), ev + 4 * r);
+          }
+        }
+        return;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; ++j) {
+      const int i = offset_of(j);
+      v[j] = i < n ? load_logit(x + i) : -INFINITY;
+      if constexpr (DRAWN) ev[j] = i < n && !greedy ? draw_one<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : 1.0f;
+      else ev[j] = i < n && !greedy ? e[i] : 1.0f;
+    }
+  }
+};
+
+/// Stage 1 is held to 64 registers a thread on NVIDIA (4 blocks of 256 per
+/// SM; nvcc alone takes about 100): 1-4% faster on the H200, bench/README.md
+/// "bf16 at the f32 byte rate". HIP's second bound counts warps per
+/// execution unit instead: not set there.
+#if defined(RACEORACLE_CUDA_DEVICE)
+#define RACEORACLE_STAGE1_BOUNDS(THREADS) __launch_bounds__(THREADS, 65536 / (64 * (THREADS)))
+#else
+#define RACEORACLE_STAGE1_BOUNDS(THREADS) __launch_bounds__(THREADS)
+#endif
+
+/// Stage 1, one program per (tile, row). The tile is loaded once into
+/// registers, ITEMS per thread (sampling rows load their noise in the same
+/// phase as the logits, so both streams are in flight together), its max
+/// reduced, then greedy rows take the lowest id of that max and sampling
+/// rows race: each thread screens its items (screen_items), the block
+/// reduces the threads' exact bests. Every launch is chained to the grid
+/// before it (device.h).
 template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, int BLOCK_V, int THREADS, Defect D>
-__global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
+__global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
   static_assert(THREADS % kBlockMultiple == 0, "every warp full (race.h)");
   RACEORACLE_SHARED(unsigned, smem_max, 32);
@@ -120,58 +200,23 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
   device::allow_next_grid();      // stage 2 may be scheduled; it waits for this grid
   const SampleArgs& a = s.a;
   const int tile = int(blockIdx.x);
-  const std::int64_t row = blockIdx.y;
-  const std::int64_t start = std::int64_t(tile) * BLOCK_V;
-  const int n = D == Defect::tail_unmasked ? BLOCK_V : int(a.vocab - start < BLOCK_V ? a.vocab - start : BLOCK_V);
-  const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride) + start;
-  const float T = a.temperatures[row];
-  const bool greedy = is_greedy<D>(T, a.greedy_eps);
-  constexpr bool DRAWN = NOISE == NoiseSource::drawn;
-  const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
-  const float* e = DRAWN ? nullptr : row_start<D>(a.noise, row, noise_stride) + start;
-  const std::uint64_t seed = DRAWN ? a.seeds[row] : 0, offset = DRAWN ? a.offsets[row] : 0;
-
-  // Vector loads need whole 16-byte vectors per thread: 8 bf16 / 4 fp32 ids
-  // (and whole Philox calls: ITEMS % 4 == 0, start a multiple of 4).
-  constexpr bool VECTORIZABLE = ITEMS % (16 / sizeof(Logit)) == 0 && ITEMS % 4 == 0;
-  const bool vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || DRAWN || aligned16(e));
-  const int first = vector ? int(threadIdx.x) * ITEMS : int(threadIdx.x);  // item j is id start + first + j * step
-  const int step = vector ? 1 : THREADS;
-  auto load_items = [&](float (&v)[ITEMS], float (&ev)[ITEMS]) {
-    if constexpr (VECTORIZABLE) {
-      if (vector) {
-        load_vector<ITEMS>(x + first, v);
-        if (greedy) return;
-        if constexpr (DRAWN) draw_vector<D, ITEMS>(seed, offset, std::uint32_t(row), std::uint32_t(start + first), ev);
-        else load_vector<ITEMS>(e + first, ev);
-        return;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < ITEMS; ++j) {
-      const int i = first + j * step;
-      v[j] = i < n ? load_logit(x + i) : -INFINITY;
-      if constexpr (DRAWN) ev[j] = i < n && !greedy ? draw_one<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : 1.0f;
-      else ev[j] = i < n && !greedy ? e[i] : 1.0f;
-    }
-  };
+  const Stage1Tile<Logit, NOISE, BLOCK_V, THREADS, D> t(a, blockIdx.y, tile);
   float v[ITEMS], ev[ITEMS];
-  load_items(v, ev);
+  t.load(a, v, ev);
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) m = MaxOf<D>{}(m, v[j]);
   m = block_max<D>(m, smem_max);
 
-  const float inv_t = inverse_temperature(T);
+  const float inv_t = inverse_temperature(t.T);
   const float m_safe = guard_max<D>(m);
-  const int count = vector ? ITEMS : (first < n ? (n - first + step - 1) / step : 0);
-  const int id0 = int(start) + first;
+  const int count = t.count();
   auto to_id = [&](Best b) {  // item index -> id
-    if (b.idx != INT_MAX) b.idx = id0 + b.idx * step;
+    if (b.idx != INT_MAX) b.idx = int(t.start) + t.offset_of(b.idx);
     return b;
   };
   Best best;
-  if (greedy) {
+  if (t.greedy) {
     if (D == Defect::greedy_scaled)
       best = fold_items<ORDER, D, ITEMS, true>(v, ev, count, m_safe, inv_t, a.eps);
     else
@@ -187,15 +232,15 @@ __global__ __launch_bounds__(THREADS) void fused_stage1_kernel(Stage1Args s) {
       // the tile again, all exact, reloading it rather than keeping the
       // items in registers across the reduction.
       float v2[ITEMS], ev2[ITEMS];
-      load_items(v2, ev2);
+      t.load(a, v2, ev2);
       best = fold_items<ORDER, D, ITEMS, false>(v2, ev2, count, m_safe, inv_t, a.eps);
       best = block_best<D>(to_id(best), smem_best);
     }
   }
   if (threadIdx.x == 0) {
-    const std::int64_t k = row * s.p.tiles + tile;
+    const std::int64_t k = t.row * s.p.tiles + tile;
     s.p.m[k] = m;
-    s.p.key[k] = greedy ? m : best.key;
+    s.p.key[k] = t.greedy ? m : best.key;
     s.p.idx[k] = best.idx;
   }
 }

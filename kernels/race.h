@@ -129,6 +129,30 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
 struct alignas(16) Bytes16 {
   unsigned w[4];
 };
+/// 8 bytes loaded as one vector instruction (the pointer must be 8-aligned).
+struct alignas(8) Bytes8 {
+  unsigned w[2];
+};
+
+/// The two bf16 of a loaded word as fp32 (bf16 is the upper half of an
+/// fp32: exact), the lower address first.
+__device__ __forceinline__ void widen_bf16_pair(unsigned w, float* out) {
+  out[0] = __uint_as_float(w << 16);
+  out[1] = __uint_as_float(w & 0xFFFF0000u);
+}
+
+/// Four consecutive logits or noise values from an address aligned to
+/// their size, as fp32, in one load: 8 bytes of bf16, 16 of fp32.
+__device__ __forceinline__ void load_quad(const std::uint16_t* p, float* out) {
+  const Bytes8 q = *reinterpret_cast<const Bytes8*>(p);
+  widen_bf16_pair(q.w[0], out);
+  widen_bf16_pair(q.w[1], out + 2);
+}
+__device__ __forceinline__ void load_quad(const float* p, float* out) {
+  const Bytes16 q = *reinterpret_cast<const Bytes16*>(p);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) out[k] = __uint_as_float(q.w[k]);
+}
 
 /// `N` consecutive logits (bf16 or fp32) or noise values from a 16-byte
 /// aligned address, as fp32, in 16-byte loads.
@@ -139,10 +163,7 @@ __device__ __forceinline__ void load_vector(const std::uint16_t* p, float (&out)
   for (int v = 0; v < N / 8; ++v) {
     const Bytes16 b = reinterpret_cast<const Bytes16*>(p)[v];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      out[8 * v + 2 * k] = __uint_as_float(b.w[k] << 16);
-      out[8 * v + 2 * k + 1] = __uint_as_float(b.w[k] & 0xFFFF0000u);
-    }
+    for (int k = 0; k < 4; ++k) widen_bf16_pair(b.w[k], out + 8 * v + 2 * k);
   }
 }
 template <int N>

@@ -150,5 +150,33 @@ TEST(BlockReduce, BestAndMaxAtOddWarpCountsUnderBothWarpSizes) {
     }
 }
 
+/// The wide loads the kernels read their ids with give each id's value in
+/// address order, bf16 widened exactly (its bits as the upper half).
+TEST(WideLoads, QuadsAndVectorsGiveEachIdsValueInAddressOrder) {
+  std::mt19937 rng(5);
+  alignas(16) std::uint16_t bf[16];
+  alignas(16) float f32[16];
+  for (int trial = 0; trial < 200; ++trial) {
+    for (int i = 0; i < 16; ++i) {
+      bf[i] = std::uint16_t(rng());
+      f32[i] = std::bit_cast<float>(std::uint32_t(rng()));
+    }
+    auto same = [](float got, std::uint32_t want_bits) { return std::bit_cast<std::uint32_t>(got) == want_bits; };
+    float q[4], v16[16], vf[16];
+    for (int at : {0, 4, 8, 12}) {
+      load_quad(bf + at, q);
+      for (int k = 0; k < 4; ++k) ASSERT_TRUE(same(q[k], std::uint32_t(bf[at + k]) << 16)) << "bf16 quad at " << at + k;
+      load_quad(f32 + at, q);
+      for (int k = 0; k < 4; ++k) ASSERT_TRUE(same(q[k], std::bit_cast<std::uint32_t>(f32[at + k]))) << "f32 quad at " << at + k;
+    }
+    load_vector<16>(bf, v16);
+    load_vector<16>(f32, vf);
+    for (int i = 0; i < 16; ++i) {
+      ASSERT_TRUE(same(v16[i], std::uint32_t(bf[i]) << 16)) << "bf16 vector at " << i;
+      ASSERT_TRUE(same(vf[i], std::bit_cast<std::uint32_t>(f32[i]))) << "f32 vector at " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace raceoracle::kernels
