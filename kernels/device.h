@@ -28,6 +28,18 @@
 
 namespace raceoracle::kernels::device {
 
+/// Lanes in a warp: a constant on NVIDIA, where nvcc reads `warpSize` from a
+/// register (so that `/ warpSize` costs a full integer division, about 30
+/// instructions a thread); the runtime's value elsewhere (AMD: 32 or 64 by
+/// target; the cpu layer: either, as a test sets it).
+__device__ __forceinline__ int warp_size() {
+#if defined(RACEORACLE_CUDA_DEVICE)
+  return 32;
+#else
+  return warpSize;
+#endif
+}
+
 /// Butterfly exchange within a warp (every lane participates).
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
@@ -122,7 +134,7 @@ __device__ __forceinline__ unsigned warp_extreme(unsigned v) {
 #if defined(RACEORACLE_CUDA_DEVICE)
   return MAX ? __reduce_max_sync(0xffffffffu, v) : __reduce_min_sync(0xffffffffu, v);
 #else
-  for (int m = warpSize / 2; m > 0; m /= 2) {
+  for (int m = warp_size() / 2; m > 0; m /= 2) {
     const unsigned w = shfl_xor(v, m);
     v = (MAX ? w > v : w < v) ? w : v;
   }
@@ -131,5 +143,40 @@ __device__ __forceinline__ unsigned warp_extreme(unsigned v) {
 }
 __device__ __forceinline__ unsigned warp_max(unsigned v) { return warp_extreme<true>(v); }
 __device__ __forceinline__ unsigned warp_min(unsigned v) { return warp_extreme<false>(v); }
+
+/// 16 or 8 bytes loaded as one vector instruction (the pointer must be
+/// aligned to the size).
+struct alignas(16) Bytes16 {
+  unsigned w[4];
+};
+struct alignas(8) Bytes8 {
+  unsigned w[2];
+};
+
+/// A vector load of kernel input that no grid of the launch writes (logits,
+/// noise): on NVIDIA `ld.global.nc.L1::no_allocate`, as each byte is read once
+/// and an L1 line would only evict another (fused-post 5-7% faster on the
+/// H200, bench/README.md "Streaming loads"); a plain load elsewhere. Volatile,
+/// so that it stays after wait_for_prior_grid.
+__device__ __forceinline__ Bytes16 load_streaming(const Bytes16* p) {
+#if defined(RACEORACLE_CUDA_DEVICE)
+  Bytes16 b;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(b.w[0]), "=r"(b.w[1]), "=r"(b.w[2]), "=r"(b.w[3])
+               : "l"(p));
+  return b;
+#else
+  return *p;
+#endif
+}
+__device__ __forceinline__ Bytes8 load_streaming(const Bytes8* p) {
+#if defined(RACEORACLE_CUDA_DEVICE)
+  Bytes8 b;
+  asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(b.w[0]), "=r"(b.w[1]) : "l"(p));
+  return b;
+#else
+  return *p;
+#endif
+}
 
 }  // namespace raceoracle::kernels::device

@@ -60,6 +60,17 @@ enum class Screened : std::uint8_t {
 /// threads the screen called tiny.
 constexpr float kDecisiveKey = 0x1p-74f;
 
+constexpr float kLog2e = 1.44269504f;
+
+/// The screen's exponent in base 2, race_exponent times log2(e). Post order
+/// multiplies x - m by 1/T and log2(e) folded into one factor, one multiply an
+/// id fewer; the rounding this adds is in SCREEN.md's bound.
+template <ScalingOrder ORDER>
+__device__ __forceinline__ float screen_exponent2(float x, float m_safe, float inv_t, float inv_t_log2e) {
+  if (ORDER == ScalingOrder::post) return (x - m_safe) * inv_t_log2e;
+  return race_exponent<ORDER>(x, m_safe, inv_t) * kLog2e;
+}
+
 /// Sampling rows: the thread's exact best with one expf and one IEEE division
 /// per thread instead of one each per id. Each id gets a fast screening key q;
 /// the ids with q >= top (1 - 2^-14) are the candidates, and one candidate is
@@ -74,10 +85,11 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
   // Invariant: second <= top.
   float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, ec = 0.0f;
   int c = 0;
+  const float inv_t_log2e = inv_t * kLog2e;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const float t = race_exponent<ORDER>(v[j], m_safe, inv_t);
-    const float p = D == Defect::fast_exp ? race_exp<D>(t) : device::exp2_approx(t * 1.44269504f);
+    const float p = D == Defect::fast_exp ? race_exp<D>(race_exponent<ORDER>(v[j], m_safe, inv_t))
+                                          : device::exp2_approx(screen_exponent2<ORDER>(v[j], m_safe, inv_t, inv_t_log2e));
     const float d = ev[j] + eps;
     const float q = p * device::rcp_approx(d);
     low = fminf(low, d);

@@ -96,8 +96,9 @@ inline constexpr int kBlockMultiple = 64;
 template <Defect D, class T, class ReduceWarp>
 __device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
   v = reduce_warp(v);
-  const int warp = int(threadIdx.x) / warpSize, lane = int(threadIdx.x) % warpSize;
-  const int warps = (int(blockDim.x) + warpSize - 1) / warpSize;
+  const int w = device::warp_size();
+  const int warp = int(threadIdx.x) / w, lane = int(threadIdx.x) % w;
+  const int warps = (int(blockDim.x) + w - 1) / w;
   if (lane == 0) smem[warp] = v;
   if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
   v = reduce_warp(lane < warps ? smem[lane] : none);
@@ -125,15 +126,6 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
   return Best{from_ordered(c.key), int(D == Defect::high_id_tie ? ~c.id : c.id)};
 }
 
-/// 16 bytes loaded as one vector instruction (the pointer must be 16-aligned).
-struct alignas(16) Bytes16 {
-  unsigned w[4];
-};
-/// 8 bytes loaded as one vector instruction (the pointer must be 8-aligned).
-struct alignas(8) Bytes8 {
-  unsigned w[2];
-};
-
 /// The two bf16 of a loaded word as fp32 (bf16 is the upper half of an
 /// fp32: exact), the lower address first.
 __device__ __forceinline__ void widen_bf16_pair(unsigned w, float* out) {
@@ -144,12 +136,12 @@ __device__ __forceinline__ void widen_bf16_pair(unsigned w, float* out) {
 /// Four consecutive logits or noise values from an address aligned to
 /// their size, as fp32, in one load: 8 bytes of bf16, 16 of fp32.
 __device__ __forceinline__ void load_quad(const std::uint16_t* p, float* out) {
-  const Bytes8 q = *reinterpret_cast<const Bytes8*>(p);
+  const device::Bytes8 q = device::load_streaming(reinterpret_cast<const device::Bytes8*>(p));
   widen_bf16_pair(q.w[0], out);
   widen_bf16_pair(q.w[1], out + 2);
 }
 __device__ __forceinline__ void load_quad(const float* p, float* out) {
-  const Bytes16 q = *reinterpret_cast<const Bytes16*>(p);
+  const device::Bytes16 q = device::load_streaming(reinterpret_cast<const device::Bytes16*>(p));
 #pragma unroll
   for (int k = 0; k < 4; ++k) out[k] = __uint_as_float(q.w[k]);
 }
@@ -161,7 +153,7 @@ __device__ __forceinline__ void load_vector(const std::uint16_t* p, float (&out)
   static_assert(N % 8 == 0, "bf16 vectors hold 8 values");
 #pragma unroll
   for (int v = 0; v < N / 8; ++v) {
-    const Bytes16 b = reinterpret_cast<const Bytes16*>(p)[v];
+    const device::Bytes16 b = device::load_streaming(reinterpret_cast<const device::Bytes16*>(p) + v);
 #pragma unroll
     for (int k = 0; k < 4; ++k) widen_bf16_pair(b.w[k], out + 8 * v + 2 * k);
   }
@@ -170,11 +162,7 @@ template <int N>
 __device__ __forceinline__ void load_vector(const float* p, float (&out)[N]) {
   static_assert(N % 4 == 0, "fp32 vectors hold 4 values");
 #pragma unroll
-  for (int v = 0; v < N / 4; ++v) {
-    const Bytes16 b = reinterpret_cast<const Bytes16*>(p)[v];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) out[4 * v + k] = __uint_as_float(b.w[k]);
-  }
+  for (int v = 0; v < N / 4; ++v) load_quad(p + 4 * v, out + 4 * v);
 }
 __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
