@@ -153,11 +153,14 @@ struct alignas(8) Bytes8 {
   unsigned w[2];
 };
 
-/// A vector load of kernel input that no grid of the launch writes (logits,
-/// noise): on NVIDIA `ld.global.nc.L1::no_allocate`, as each byte is read once
-/// and an L1 line would only evict another (fused-post 5-7% faster on the
-/// H200, bench/README.md "Streaming loads"); a plain load elsewhere. Volatile,
-/// so that it stays after wait_for_prior_grid.
+/// A vector load of kernel input (logits, noise): on NVIDIA
+/// `ld.global.nc.L1::no_allocate`, as each byte is read once and an L1 line
+/// would only evict another (fused-post 5-7% faster on the H200,
+/// bench/README.md "Streaming loads"); a plain load elsewhere. `.nc` needs
+/// the data read-only while the kernel reads it: the kernels never write
+/// their inputs, and read them only once the grid that wrote them has
+/// finished (stream order; for a chained launch, wait_for_prior_grid).
+/// Volatile, so that no load moves above that wait.
 __device__ __forceinline__ Bytes16 load_streaming(const Bytes16* p) {
 #if defined(RACEORACLE_CUDA_DEVICE)
   Bytes16 b;
