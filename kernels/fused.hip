@@ -49,17 +49,6 @@ __device__ __forceinline__ Best greedy_items(const float (&v)[ITEMS], int count)
   return Best{top, c};
 }
 
-/// What the screen below concluded about a thread's sampling items.
-enum class Screened : std::uint8_t {
-  decided,  ///< `best` is the thread's exact best
-  tiny,     ///< every exact key is below kDecisiveKey: cannot win a tile whose best reaches it
-  exact,    ///< undecided: fold the exact keys
-};
-
-/// A tile whose best exact key is at least this was decided without the
-/// threads the screen called tiny.
-constexpr float kDecisiveKey = 0x1p-74f;
-
 constexpr float kLog2e = 1.44269504f;
 
 /// The screen's exponent in base 2, race_exponent times log2(e). Post order
@@ -71,17 +60,24 @@ __device__ __forceinline__ float screen_exponent2(float x, float m_safe, float i
   return race_exponent<ORDER>(x, m_safe, inv_t) * kLog2e;
 }
 
-/// Sampling rows: the thread's exact best with one expf and one IEEE division
-/// per thread instead of one each per id. Each id gets a fast screening key q;
-/// the ids with q >= top (1 - 2^-14) are the candidates, and one candidate is
-/// the exact best: its key alone is computed exactly. Anything else (several
-/// candidates, a NaN q, values out of the checked ranges) goes to the exact
-/// fold. The proof, and what tests it: kernels/SCREEN.md.
+/// A thread's screen of its sampling items: the TopTwo of their screening
+/// keys (top = +inf when a value lies outside the checked ranges), and the
+/// item holding top with its inputs, whose exact key is computed if the
+/// tile's screen decides.
+struct ThreadScreen {
+  TopTwo q;
+  float xc, ec;
+  int c;
+};
+
+/// Each id gets a fast screening key q, one pass, nothing kept per id. The
+/// tile's ids with q >= top (1 - 2^-14) are its candidates; when there is one
+/// (tile_decides), it is the tile's exact best and only its key is computed
+/// exactly: one expf and one IEEE division a tile instead of one each an id.
+/// The proof, and what tests it: kernels/SCREEN.md.
 template <ScalingOrder ORDER, Defect D, int ITEMS>
-__device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
-                                                 float inv_t, float eps, Best& best) {
-  // One pass, nothing kept per id: the largest q with its item, and the
-  // largest of the others (`second`); a single candidate means second < cut.
+__device__ __forceinline__ ThreadScreen screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
+                                                     float inv_t, float eps) {
   // Invariant: second <= top.
   float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, ec = 0.0f;
   int c = 0;
@@ -103,11 +99,14 @@ __device__ __forceinline__ Screened screen_items(const float (&v)[ITEMS], const 
     c = lead ? j : c;
     top = fmaxf(top, q);
   }
-  if (!(low >= 0x1p-20f) || !(top < INFINITY)) return Screened::exact;
-  if (top < 0x1p-75f) return Screened::tiny;
-  if (second >= top * (1.0f - 0x1p-14f)) return Screened::exact;  // more than one candidate
-  best = Best{race_key<ORDER, D>(xc, m_safe, inv_t, ec, eps), c};
-  return Screened::decided;
+  if (!(low >= 0x1p-20f)) top = second = INFINITY;
+  return ThreadScreen{TopTwo{top, second}, xc, ec, c};
+}
+
+/// Whether the tile's screen names its exact best: exactly one candidate, and
+/// top in the proof's range [2^-75, inf) (SCREEN.md). Block-uniform.
+__device__ __forceinline__ bool tile_decides(TopTwo t) {
+  return t.top < INFINITY && t.top >= 0x1p-75f && t.second < t.top * (1.0f - 0x1p-14f);
 }
 
 /// One tile of stage 1: where its ids lie and how they are read. A full
@@ -199,14 +198,16 @@ struct Stage1Tile {
 /// registers, ITEMS per thread (sampling rows load their noise in the same
 /// phase as the logits, so both streams are in flight together), its max
 /// reduced, then greedy rows take the lowest id of that max and sampling
-/// rows race: each thread screens its items (screen_items), the block
-/// reduces the threads' exact bests. Every launch is chained to the grid
-/// before it (device.h).
+/// rows race: the tile is screened (screen_items, block_top_two) and, where
+/// the screen decides, its one candidate's thread writes the exact key;
+/// otherwise the block reduces the exact fold. Every launch is chained to the
+/// grid before it (device.h).
 template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, int BLOCK_V, int THREADS, Defect D>
 __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args s) {
   constexpr int ITEMS = BLOCK_V / THREADS;
   static_assert(THREADS % kBlockMultiple == 0, "every warp full (race.h)");
   RACEORACLE_SHARED(unsigned, smem_max, 32);
+  RACEORACLE_SHARED(TopTwoBits, smem_q, 32);
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   device::wait_for_prior_grid();  // its writes (the logits, say) are visible from here
   device::allow_next_grid();      // stage 2 may be scheduled; it waits for this grid
@@ -227,34 +228,35 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
     if (b.idx != INT_MAX) b.idx = int(t.start) + t.offset_of(b.idx);
     return b;
   };
+  auto store = [&](Best b) {  // the tile's partials
+    const std::int64_t k = t.row * s.p.tiles + tile;
+    s.p.m[k] = m;
+    s.p.key[k] = t.greedy ? m : b.key;
+    s.p.idx[k] = b.idx;
+  };
   Best best;
   if (t.greedy) {
     if (D == Defect::greedy_scaled)
       best = fold_items<ORDER, D, ITEMS, true>(v, ev, count, m_safe, inv_t, a.eps);
     else
       best = count >= ITEMS ? greedy_items<D, ITEMS, true>(v, count) : greedy_items<D, ITEMS, false>(v, count);
-    best = block_best<D>(to_id(best), smem_best);
   } else {
-    const Screened how = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps, best);
-    if (how == Screened::exact) best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
-    if (how == Screened::tiny) best = no_candidate();
-    best = block_best<D>(to_id(best), smem_best);
-    if (!(best.key >= kDecisiveKey)) {
-      // Not decisive (block-uniform, rare: masked or all-tiny tiles): fold
-      // the tile again, all exact, reloading it rather than keeping the
-      // items in registers across the reduction.
-      float v2[ITEMS], ev2[ITEMS];
-      t.load(a, v2, ev2);
-      best = fold_items<ORDER, D, ITEMS, false>(v2, ev2, count, m_safe, inv_t, a.eps);
-      best = block_best<D>(to_id(best), smem_best);
+    const ThreadScreen sc = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps);
+    const TopTwo tile_q = block_top_two<D>(sc.q, smem_q);
+    if (tile_decides(tile_q)) {
+      // Exactly one thread holds the candidate: every other top is at most
+      // tile_q.second < tile_q.top.
+      if (sc.q.top == tile_q.top) store(to_id(Best{race_key<ORDER, D>(sc.xc, m_safe, inv_t, sc.ec, a.eps), sc.c}));
+      return;
     }
+    // Undecided (block-uniform, rare: masked or tiny tiles, near ties, noise
+    // out of range): fold the tile exactly, reloading it rather than keeping
+    // the items in registers across the reduction.
+    t.load(a, v, ev);
+    best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
   }
-  if (threadIdx.x == 0) {
-    const std::int64_t k = t.row * s.p.tiles + tile;
-    s.p.m[k] = m;
-    s.p.key[k] = t.greedy ? m : best.key;
-    s.p.idx[k] = best.idx;
-  }
+  best = block_best<D>(to_id(best), smem_best);
+  if (threadIdx.x == 0) store(best);
 }
 
 /// Greedy rows: the tile with the largest part_m, lowest tile on ties.

@@ -91,8 +91,12 @@ inline constexpr int kBlockMultiple = 64;
 /// Block-wide reduction in two levels: `reduce_warp` within each warp, then
 /// again over the warps' results (`none` fills the lanes past the last warp);
 /// every thread gets the result. `smem` holds one value per warp (at most 32
-/// warps). blockDim.x must be a multiple of kBlockMultiple (every warp full).
-/// The missing_barrier mutant drops the barrier between the levels.
+/// warps) and serves one reduction a block: no barrier follows the second
+/// level's reads, so a second reduction into the same `smem` could overwrite
+/// a slot another warp has yet to read (the kernels give each reduction its
+/// own array; the barrier cost 0.4% at 256 rows, bench/README.md "A screen
+/// a tile"). blockDim.x must be a multiple of kBlockMultiple (every warp
+/// full). The missing_barrier mutant drops the barrier between the levels.
 template <Defect D, class T, class ReduceWarp>
 __device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
   v = reduce_warp(v);
@@ -101,9 +105,7 @@ __device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
   const int warps = (int(blockDim.x) + w - 1) / w;
   if (lane == 0) smem[warp] = v;
   if (D != Defect::missing_barrier) __syncthreads();  // every warp has published
-  v = reduce_warp(lane < warps ? smem[lane] : none);
-  __syncthreads();  // smem may be reused by the next reduction
-  return v;
+  return reduce_warp(lane < warps ? smem[lane] : none);
 }
 
 /// The block's maximum under MaxOf<D> (NaN ignored; propagated under nan_max);
@@ -124,6 +126,33 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
   const unsigned id = D == Defect::high_id_tie ? ~unsigned(b.idx) : unsigned(b.idx);
   const OrderedBest c = block_reduce<D>(OrderedBest{ordered(b.key, 0u), id}, smem, reduce_warp, OrderedBest{0u, ~0u});
   return Best{from_ordered(c.key), int(D == Defect::high_id_tie ? ~c.id : c.id)};
+}
+
+/// The two largest of a set of values that are >= +0 and never NaN: `top`,
+/// and the largest of the others (`second`; a second copy of top counts).
+/// Their bits order as the values do, so the block reduces them as unsigned
+/// integers.
+struct TopTwo {
+  float top, second;
+};
+struct TopTwoBits {
+  unsigned top, second;
+};
+
+/// The block's TopTwo from its threads' (each with second <= top); every
+/// thread gets it. Per warp: the largest top, then the largest of every other
+/// lane's top and the first holder's second.
+template <Defect D>
+__device__ TopTwo block_top_two(TopTwo t, TopTwoBits* smem) {
+  auto reduce_warp = [](TopTwoBits b) {
+    const unsigned top = device::warp_max(b.top);
+    const unsigned lane = unsigned(threadIdx.x) % unsigned(device::warp_size());
+    const unsigned first = device::warp_min(b.top == top ? lane : ~0u);
+    return TopTwoBits{top, device::warp_max(lane == first ? b.second : b.top)};
+  };
+  const TopTwoBits r = block_reduce<D>(TopTwoBits{__float_as_uint(t.top), __float_as_uint(t.second)}, smem,
+                                       reduce_warp, TopTwoBits{0u, 0u});
+  return TopTwo{__uint_as_float(r.top), __uint_as_float(r.second)};
 }
 
 /// The two bf16 of a loaded word as fp32 (bf16 is the upper half of an

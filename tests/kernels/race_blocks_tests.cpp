@@ -1,11 +1,14 @@
 // The race kernels' building blocks on their own (kernels/race.h), as CUB
 // tests its block primitives: the order-preserving key map, the fold a thread
-// runs over its items, and the block reductions at thread counts that are not
-// multiples of the warp, under both warp sizes. cpu backend: the blocks are
-// device functions, launched here through the HIP-on-CPU layer.
+// runs over its items, and the block reductions (best, max, top two) at
+// thread counts that are not multiples of the warp, under both warp sizes.
+// cpu backend: the blocks are device functions, launched here through the
+// HIP-on-CPU layer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <functional>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -145,6 +148,49 @@ TEST(BlockReduce, BestAndMaxAtOddWarpCountsUnderBothWarpSizes) {
           ASSERT_TRUE(best[std::size_t(t)].key == want.key || (std::isnan(best[std::size_t(t)].key) && std::isnan(want.key)))
               << at;
           ASSERT_TRUE(mx[std::size_t(t)] == want_max || (std::isnan(mx[std::size_t(t)]) && std::isnan(want_max))) << at;
+        }
+      }
+    }
+}
+
+__global__ void top_two_kernel(const float* tops, const float* seconds, TopTwo* out) {
+  __shared__ TopTwoBits smem[32];
+  const int t = int(threadIdx.x);
+  out[t] = block_top_two<Defect::none>(TopTwo{tops[t], seconds[t]}, smem);
+}
+
+/// The block's two largest values, a tie of the largest with itself counted,
+/// from each thread's pair (second <= top): drawn from a small pool so that
+/// tops tie across lanes and warps, within a thread too, with +0 and +inf.
+TEST(BlockReduce, TopTwoCountsEveryCopyOfTheTopUnderBothWarpSizes) {
+  ScheduleGuard g;
+  std::mt19937 rng(6);
+  const float pool[] = {0.0f, 0x1p-126f, 0x1p-75f, 0.5f, 1.0f, 1.0f, 2.0f, 3.0f, 3.0f, kInf};
+  for (int ws : {32, 64})
+    for (int threads : {64, 192, 320, 448, 960, 1024}) {
+      hipcpu::config().warp_size = ws;
+      hipcpu::config().schedule_seed = std::uint64_t(threads * 137 + ws);
+      for (int trial = 0; trial < 24; ++trial) {
+        const auto n = static_cast<std::size_t>(threads);
+        // Trials differ in how often a thread holds the pool's larger values,
+        // so that the top is sometimes unique, sometimes shared.
+        const std::size_t span = 4 + std::size_t(trial) % (std::size(pool) - 4);
+        std::vector<float> tops(n), seconds(n), all;
+        for (std::size_t t = 0; t < n; ++t) {
+          const float a = pool[rng() % span], b = pool[rng() % span];
+          tops[t] = std::max(a, b), seconds[t] = std::min(a, b);
+          if (trial % 3 == 0 && t != 0) tops[t] = seconds[t];  // one thread above the rest, or none
+          all.push_back(tops[t]), all.push_back(seconds[t]);
+        }
+        std::sort(all.begin(), all.end(), std::greater<>());
+        std::vector<TopTwo> got(n);
+        hipLaunchKernelGGL(top_two_kernel, dim3(1), dim3(threads), 0, nullptr, tops.data(), seconds.data(), got.data());
+        ASSERT_EQ(hipGetLastError(), hipSuccess);
+        for (std::size_t t = 0; t < n; ++t) {
+          const std::string at = "warp " + std::to_string(ws) + ", " + std::to_string(threads) + " threads, trial " +
+                                 std::to_string(trial) + ", thread " + std::to_string(t);
+          ASSERT_EQ(got[t].top, all[0]) << at;
+          ASSERT_EQ(got[t].second, all[1]) << at;
         }
       }
     }
