@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
@@ -260,16 +263,50 @@ kernels::HostPartials stage1_by_definition(const Batch& b, kernels::FusedConfig 
 /// Equal values (a max of -0 and +0 may be either), or both NaN.
 bool same(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
+/// Two competitors for a tile at T = 1 with the tile's max 0: (x, E) pairs
+/// whose exact keys expf(x) / (E + eps) order one way and whose screening
+/// keys on the cpu backend (SCREEN.md: exp2f of x times log2 e as a float,
+/// times the reciprocal of E + eps) order the other, apart by more than
+/// 2^-22 of the larger. Only a screen window narrower than that decides such
+/// a tile, on the wrong id; the proved 2^-14 window folds it exactly. The
+/// model picks the inputs; the test judges by the definition alone.
+struct MisorderedPair {
+  float x_low, e_low, x_high, e_high;  // the lower id's inputs, the higher id's
+};
+std::vector<MisorderedPair> misordered_pairs(float eps, std::size_t want) {
+  const float log2e = 1.44269504f;
+  auto key = [&](float x, float e) { return std::exp(x) / (e + eps); };
+  auto screen = [&](float x, float e) { return std::exp2(x * log2e) * (1.0f / (e + eps)); };
+  auto pair_with = [&](float x1) -> std::optional<MisorderedPair> {
+    for (float x2 = x1 + 0.0625f; x2 <= -8.0f; x2 += 0.0625f) {  // bf16-exact logits
+      const float k1 = key(x1, 1.0f), e2 = std::exp(x2) / k1;
+      for (int u = -3; u <= 3; ++u) {
+        const float e = std::bit_cast<float>(std::bit_cast<std::uint32_t>(e2) + std::uint32_t(u));
+        const float k2 = key(x2, e), q1 = screen(x1, 1.0f), q2 = screen(x2, e);
+        // Either id may hold the larger key; the other must screen higher.
+        if ((k2 > k1 && q1 > q2 * (1.0f + 0x1p-22f)) || (k1 > k2 && q2 > q1 * (1.0f + 0x1p-22f)))
+          return MisorderedPair{x1, 1.0f, x2, e};
+      }
+    }
+    return std::nullopt;
+  };
+  std::vector<MisorderedPair> out;
+  for (float x1 = -14.0f; x1 <= -8.0f && out.size() < want; x1 += 0.0625f)
+    if (const auto p = pair_with(x1)) out.push_back(*p);
+  return out;
+}
+
 /// Rows that take every path of the stage-1 screen: one candidate, near-ties
 /// and exact ties (exact fold), tiles of tiny keys (folded again), noise
 /// outside the screen's range (zero, negative, NaN, huge), masked tiles, low
-/// temperatures where most keys underflow, greedy rows.
+/// temperatures where most keys underflow, greedy rows, and tiles whose
+/// screening keys misorder two competitors (row 16).
 Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   const std::int64_t V = 4096 * 3 + 3996;  // the last tile: some threads full, some not
-  Batch b = Batch::make(16, V, dtype, pad);
+  Batch b = Batch::make(17, V, dtype, pad);
   fixtures::fill_llm_like(b, 7, {.sigma = 3.0f, .peak_one_in = 0});
-  const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f,
-                         1.0f, 1.0f, 1.0f,  1.0f,  0.3f, 1.0f, 0.0f, 1e-4f};
+  const float temps[] = {1.0f, 0.7f, 0.05f, 0.01f, 2.5f, 0.0f, 1.0f, 1.0f, 1.0f,
+                         1.0f, 1.0f, 1.0f,  0.3f,  1.0f, 0.0f, 1e-4f, 1.0f};
   std::copy(std::begin(temps), std::end(temps), b.temperatures.begin());
   for (std::int64_t i = 0; i < V; ++i) {
     b.x(1, i) = i % 128 == 5 ? 0.0f : -9.8f * float(i % 113) / 113;  // every tile max 0; exponents to -14
@@ -289,6 +326,17 @@ Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   // Row 1: keys p / (1.5 p), a few ulps apart everywhere, where a multiply by
   // a reciprocal misorders neighbours.
   for (std::int64_t i = 0; i < V; ++i) b.e(1, i) = 1.5f * std::exp(b.x(1, i) * (1.0f / b.temperatures[1]));
+  // Row 16: in each 4096-id tile, the max 0 at a tiny key, background keys
+  // e^-20, and one misordered pair in two threads.
+  const std::int64_t tiles = (V + 4095) / 4096;
+  const std::vector<MisorderedPair> pairs = misordered_pairs(b.eps, std::size_t(tiles));
+  EXPECT_EQ(pairs.size(), std::size_t(tiles)) << "too few misordered pairs: the screen's window goes untested";
+  for (std::int64_t i = 0; i < V; ++i) b.x(16, i) = i % 4096 == 0 ? 0.0f : -20.0f, b.e(16, i) = i % 4096 == 0 ? 1e30f : 1.0f;
+  for (std::size_t t = 0; t < pairs.size(); ++t) {
+    const std::int64_t lo = std::int64_t(t) * 4096 + 1001 + 7 * std::int64_t(t), hi = lo + 2048 + 13;
+    b.x(16, lo) = pairs[t].x_low, b.e(16, lo) = pairs[t].e_low;
+    b.x(16, hi) = pairs[t].x_high, b.e(16, hi) = pairs[t].e_high;
+  }
   return b;
 }
 
