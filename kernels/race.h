@@ -94,7 +94,7 @@ inline constexpr int kBlockMultiple = 64;
 /// warps) and serves one reduction a block: no barrier follows the second
 /// level's reads, so a second reduction into the same `smem` could overwrite
 /// a slot another warp has yet to read (the kernels give each reduction its
-/// own array; the barrier cost 0.4% at 256 rows, bench/README.md "A screen
+/// own array; the barrier cost 0.5% at 256 rows, bench/README.md "A screen
 /// a tile"). blockDim.x must be a multiple of kBlockMultiple (every warp
 /// full). The missing_barrier mutant drops the barrier between the levels.
 template <Defect D, class T, class ReduceWarp>
