@@ -331,7 +331,10 @@ Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   const std::int64_t tiles = (V + 4095) / 4096;
   const std::vector<MisorderedPair> pairs = misordered_pairs(b.eps, std::size_t(tiles));
   EXPECT_EQ(pairs.size(), std::size_t(tiles)) << "too few misordered pairs: the screen's window goes untested";
-  for (std::int64_t i = 0; i < V; ++i) b.x(16, i) = i % 4096 == 0 ? 0.0f : -20.0f, b.e(16, i) = i % 4096 == 0 ? 1e30f : 1.0f;
+  for (std::int64_t i = 0; i < V; ++i) {
+    const bool tile_max = i % 4096 == 0;
+    b.x(16, i) = tile_max ? 0.0f : -20.0f, b.e(16, i) = tile_max ? 1e30f : 1.0f;
+  }
   for (std::size_t t = 0; t < pairs.size(); ++t) {
     const std::int64_t lo = std::int64_t(t) * 4096 + 1001 + 7 * std::int64_t(t), hi = lo + 2048 + 13;
     b.x(16, lo) = pairs[t].x_low, b.e(16, lo) = pairs[t].e_low;
