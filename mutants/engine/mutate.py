@@ -96,7 +96,16 @@ def cmd_run(a):
                  for m in chosen if "id" in m and m["id"] not in reached and m["key"] not in earlier}
     uncovered.update({k: r for k, r in earlier.items() if r["status"] == "NoCoverage"})
     chosen_run = [m for m in chosen if m["key"] not in uncovered]
+    if a.skip_equivalent:
+        # A mutant analysed as equivalent is out of the score whether it is
+        # killed or survives: its run cannot change the verdict (Stryker's Ignored).
+        equivalent = {m["key"]: {"status": "Ignored", "killedBy": [], "seconds": 0, "detail": "not run (--skip-equivalent)"}
+                      for m in chosen_run if is_equivalent(analyses.get(m["key"])) and m["key"] not in earlier}
+        chosen_run = [m for m in chosen_run if m["key"] not in equivalent]
+    else:
+        equivalent = {}
     print(f"mutate: {len([m for m in chosen if 'id' in m])} mutants ({len(uncovered)} never reached by the suite), "
+          f"{len(equivalent)} analysed as equivalent and not run, "
           f"seed {a.seed}, {a.cases} cases, {a.jobs} at a time; the unmutated suite takes {base:.1f} s, "
           f"the limit is {timeout:.0f} s")
     sys.stdout.flush()
@@ -105,7 +114,7 @@ def cmd_run(a):
 
     def save(results):
         if a.json:
-            save_json(a.json, dict(record, results=dict(results, **uncovered)), indent=None)
+            save_json(a.json, dict(record, results=dict(results, **uncovered, **equivalent)), indent=None)
 
     show = lambda s: (print(s), sys.stdout.flush())  # noqa: E731
     results = dict(earlier)
@@ -114,6 +123,7 @@ def cmd_run(a):
     if a.asan_exe:
         sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir)
     results.update(uncovered)
+    results.update(equivalent)
     print(f"({time.monotonic() - start:.0f} s)")
     rates = {}
     if a.seeds:
@@ -323,21 +333,31 @@ def conclude(a, data, chosen, results, rates, analyses, whole):
     return 1 if failures else 0
 
 
+def is_equivalent(analysis):
+    """An analysis that puts its mutant out of the score (equivalent, or equivalent on cpu)."""
+    return (analysis or {}).get("verdict", "").startswith("equivalent")
+
+
 def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
     """Reruns the survivors under the sanitizer schemata build; a sanitizer
     report replaces their Survived."""
     if not a.asan_mutants:
         raise ValueError("--asan-exe needs --asan-mutants (the sanitizer build's mutants.json)")
+    # Survivors analysed as equivalent (either kind) are left out of the score,
+    # so the pass could not change it; at 3-5x the cost of a run, it skips them.
+    survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"
+                 and not is_equivalent(analyses.get(m["key"]))]
+    if not survivors:
+        return
+    if a.asan_build:  # the sanitizer build is made only when a survivor needs it
+        print(f"\nmutate: building the sanitizer schemata: {a.asan_build}")
+        sys.stdout.flush()
+        if subprocess.run(a.asan_build, shell=True).returncode != 0:
+            raise RuntimeError(f"--asan-build failed: {a.asan_build}")
     with open(a.asan_mutants) as f:
         theirs = [(m["key"], m.get("id")) for m in json.load(f)["mutants"]]
     if theirs != [(m["key"], m.get("id")) for m in mutants]:
         raise ValueError(f"{a.asan_mutants} lists other mutants than {a.mutants}: build both from the same sources")
-    # Survivors analysed as equivalent (either kind) are left out of the score,
-    # so the pass could not change it; at 3-5x the cost of a run, it skips them.
-    survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"
-                 and not analyses.get(m["key"], {}).get("verdict", "").startswith("equivalent")]
-    if not survivors:
-        return
     base = runner.unmutated_sanitizer_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir)
     print(f"\nmutate: the {len(survivors)} survivors under the sanitizer build, {a.asan_cases} cases "
           f"(the unmutated suite there takes {base:.1f} s)")
@@ -401,6 +421,10 @@ def main():
     r.add_argument("--asan-exe", help="the schemata build of the cpu-asan preset: survivors run again under it")
     r.add_argument("--asan-mutants", help="that build's mutants.json (must list the same mutants)")
     r.add_argument("--asan-cases", type=int, default=10, help="cases of the sanitizer pass (default 10)")
+    r.add_argument("--asan-build", help="a shell command that builds --asan-exe and --asan-mutants, run only when "
+                                        "a survivor needs the sanitizer pass")
+    r.add_argument("--skip-equivalent", action="store_true",
+                   help="do not run the mutants analysed as equivalent (Ignored: their runs cannot change the verdict)")
     k = sub.add_parser("seeds", help="the kill rate over seeds of a finished run's detected mutants (resumable)")
     k.add_argument("run", help="the run's --json (a whole run, or the merge of its parts)")
     k.add_argument("--exe", required=True, help="the raceoracle-schemata executable the run used")

@@ -39,7 +39,10 @@ def judge(mutants, results, analyses):
                    detail=r.get("detail", "") if r else "")
         a = analyses.get(m["key"])
         undetected = status in ("Survived", "NoCoverage")
-        if undetected and a and a["verdict"] != "gap":
+        if status == "Ignored" and a:  # not run (--skip-equivalent)
+            row["detail"] = f'{a["verdict"]} (not run): {a["why"]}'
+            row["equivalent_on_cpu"] = a["verdict"] == "equivalent-on-cpu"
+        elif undetected and a and a["verdict"] != "gap":
             row["status"], row["detail"] = "Ignored", f'{a["verdict"]}: {a["why"]}'
             row["equivalent_on_cpu"] = a["verdict"] == "equivalent-on-cpu"
         elif undetected and a:

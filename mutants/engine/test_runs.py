@@ -92,8 +92,9 @@ mutant = os.environ["RACEORACLE_MUTANT"]
 with open(os.environ["FAKE_LOG"], "a") as f:
     f.write(f"{mutant} {seed}\n")
 if mutant == "0":
-    with open(os.environ["RACEORACLE_MUTANT_COVERAGE"], "w") as f:
-        f.write("1 2 3")
+    if "RACEORACLE_MUTANT_COVERAGE" in os.environ:
+        with open(os.environ["RACEORACLE_MUTANT_COVERAGE"], "w") as f:
+            f.write("1 2 3")
     sys.exit(0)
 if mutant == "2" and seed == "3":
     sys.exit(0)
@@ -140,3 +141,38 @@ def test_seeds_measures_each_detected_mutant_and_resumes_from_its_file():
         assert r.returncode == 0 and calls() == [], r.stdout + r.stderr
         r = seeds("--seeds", "5")
         assert r.returncode == 2 and "another run or seed count" in r.stderr
+
+
+def test_skip_equivalent_runs_no_equivalent_and_builds_the_sanitizer_pass_only_when_needed():
+    with tempfile.TemporaryDirectory() as tmp:
+        listing, _, _ = make_run(tmp)
+        analyses = write(tmp, "equivalent.json", {"kernels/x.hip:1": {"verdict": "equivalent", "why": "a reason"}})
+        exe = os.path.join(tmp, "fake-schemata")
+        with open(exe, "w") as f:
+            f.write(FAKE_SUITE.replace("PYTHON", sys.executable))
+        os.chmod(exe, 0o755)
+        log, built = os.path.join(tmp, "log"), os.path.join(tmp, "built")
+        env = dict(os.environ, FAKE_LOG=log)
+
+        def run(seed, *extra):
+            open(log, "w").close()
+            return subprocess.run([sys.executable, MUTATE, "run", "--exe", exe, "--mutants", listing, "--seed", seed,
+                                   "--analyses", analyses, "--skip-equivalent", "--jobs", "2", "--asan-exe", exe,
+                                   "--asan-mutants", listing, "--asan-build", f"touch {built}", *extra],
+                                  capture_output=True, text=True, env=env)
+
+        def calls():
+            with open(log) as f:
+                return sorted(tuple(line.split()) for line in f)
+
+        # Every run mutant killed: the equivalent one never runs, nothing is built.
+        r = run("7", "--min-score", "0")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert calls() == [("0", "7"), ("2", "7"), ("3", "7")]
+        assert not os.path.exists(built)
+        assert "equivalent (not run): a reason" in r.stdout
+        # Mutant 2 survives seed 3 without an analysis: the sanitizer build is made and runs it.
+        r = run("3", "--min-score", "0")
+        assert os.path.exists(built), r.stdout + r.stderr
+        assert ("1", "3") not in calls() and calls().count(("2", "3")) == 2, r.stdout + r.stderr
+        assert r.returncode == 1 and "1 survivor(s) without an analysis" in r.stdout

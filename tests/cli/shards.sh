@@ -1,10 +1,12 @@
 #!/bin/sh
 # N shards of `check` and of `mutants` together run exactly the unsharded
 # work: their merged reports equal the unsharded ones (timings aside), and a
-# missing, repeated or foreign shard is refused. Usage: shards.sh RACEORACLE DIR
+# missing, repeated or foreign shard is refused.
+# Usage: shards.sh RACEORACLE DIR check|mutants (two CTest tests that run side by side)
 set -eu
 R=$1
-DIR=$2
+DIR=$2/$3
+PART=$3
 rm -rf "$DIR" && mkdir -p "$DIR" && cd "$DIR"
 same() {  # two JSON reports equal but for their timings
   /usr/bin/python3 - "$1" "$2" <<'PY'
@@ -21,6 +23,11 @@ if a != b:
 print("equal:", sys.argv[1], sys.argv[2], "-", a["units"], "units")
 PY
 }
+refused() {  # merge must fail, naming the problem in out.txt
+  if $R merge "$@" > out.txt 2>&1; then echo "merge accepted: $*"; exit 1; fi
+}
+
+if [ "$PART" = check ]; then
 C="check --kernels fused-post baseline --properties TokensInRange GreedyIsExact MaskedIdsNeverWin --cases 40
    --cases-per-unit 20 --no-mutants --rows 8 --vocab 1000 --no-save-failures"
 $R $C --json full.json > full.txt
@@ -30,7 +37,15 @@ same full.json merged.json
 grep -q "TokensInRange \[2/2\]" full.txt  # the grain split each (subject, property) in two
 $R $C --devices 2 --json devices.json > devices.txt  # two shards in parallel, merged
 same full.json devices.json
+refused c0.json c1.json && grep -q "shards 2 of 3 are missing" out.txt
+refused c0.json c1.json c1.json c2.json && grep -q "given twice" out.txt
+$R check --shard 3/3 > out.txt 2>&1 && exit 1
+grep -q "expected I/N with 0 <= I < N" out.txt
+echo "shards (check): PASS"
+exit 0
+fi
 
+[ "$PART" = mutants ] || { echo "shards.sh: the part must be check or mutants, not '$PART'" >&2; exit 2; }
 M="mutants --mutants fused-post~result_clamp fused-post~no_m_safe --cases 10"
 $R $M --json mfull.json --report mfull-report.json --matrix mfull.md > mfull.txt
 for i in 0 1 2 3; do $R $M --shard $i/4 --json m$i.json > m$i.txt; done
@@ -39,12 +54,8 @@ same mfull.json mmerged.json
 cmp mfull-report.json mmerged-report.json
 cmp mfull.md mmerged.md
 
-refused() {  # merge must fail, naming the problem in out.txt
-  if $R merge "$@" > out.txt 2>&1; then echo "merge accepted: $*"; exit 1; fi
-}
-refused c0.json c1.json && grep -q "shards 2 of 3 are missing" out.txt
-refused c0.json c1.json c1.json c2.json && grep -q "given twice" out.txt
-refused c0.json m1.json && grep -q "not shards of one run" out.txt
-$R check --shard 3/3 > out.txt 2>&1 && exit 1
-grep -q "expected I/N with 0 <= I < N" out.txt
-echo "shards: PASS"
+# A shard of another run (a small check) is foreign to the mutants' shards.
+$R check --kernels fused-post --properties TokensInRange --cases 2 --no-mutants --no-agreement --rows 2 --vocab 16 \
+   --no-save-failures --shard 1/4 --json foreign.json > foreign.txt
+refused m0.json foreign.json m2.json m3.json && grep -q "not shards of one run" out.txt
+echo "shards (mutants): PASS"
