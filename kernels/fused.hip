@@ -1,15 +1,37 @@
 // The fused sampler (SPEC §2): two launches, vocab-tiled.
 //   stage 1: one program per (row, tile of BLOCK_V ids) -> part_m, part_key, part_idx
 //   stage 2: one program per row -> token
+// The build compiles this file once per part, so that the parts compile side
+// by side (kernels/CMakeLists.txt): RACEORACLE_FUSED_PART=P (0 <= P <
+// RACEORACLE_FUSED_PARTS) holds the stage-1 kernels of one dtype and one
+// tiling of kFusedConfigs, P = -1 the entry points and stage 2. Undefined
+// (hipcc's one-unit build, the mutant schemata), one unit holds everything.
+#include <cstdint>
+
 #include "kernels/race.h"
 
 namespace raceoracle::kernels {
-namespace {
+namespace fused_parts {
 
 struct Stage1Args {
   SampleArgs a;
   Partials p;
 };
+
+/// Stage 1 of the dtype `Logit` (std::uint16_t: bf16) and the tiling
+/// kFusedConfigs[I], every order, noise source and defect built for it.
+template <class Logit, std::size_t I>
+hipError_t stage1_at(const Stage1Args& s, ScalingOrder order, NoiseSource n, Defect d);
+
+inline constexpr std::size_t kParts = 2 * std::size(kFusedConfigs);  // bf16 tilings, then f32
+#if defined(RACEORACLE_FUSED_PARTS)
+static_assert(RACEORACLE_FUSED_PARTS == kParts, "kernels/CMakeLists.txt: one part a dtype and tiling");
+#endif
+
+}  // namespace fused_parts
+
+namespace {
+using fused_parts::Stage1Args;
 
 /// A thread's best among its first `count` items by the definition: exact
 /// keys folded in increasing item order (no item: the sentinel). `idx` is the
@@ -310,34 +332,45 @@ hipError_t launch_stage1(const Stage1Args& s) {
   return device::launch_chained(fused_stage1_kernel<Logit, ORDER, NOISE, BLOCK_V, THREADS, D>, grid, dim3(THREADS), s);
 }
 
-/// Launches the kernel of the kFusedConfigs entry equal to `c`.
-template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, Defect D, std::size_t... I>
-hipError_t by_config(const Stage1Args& s, const FusedConfig& c, std::index_sequence<I...>) {
-  hipError_t e = hipErrorInvalidValue;
-  (void)((c == kFusedConfigs[I]
-              ? (e = launch_stage1<Logit, ORDER, NOISE, kFusedConfigs[I].block_v, kFusedConfigs[I].threads, D>(s), true)
-              : false) ||
-         ...);
-  return e;
-}
-
 /// Mutants are built on the production (post-scale) order only: the pre-scale
 /// kernel is compiled for `none` alone, and for tensor noise alone.
-template <class Logit, ScalingOrder ORDER, NoiseSource NOISE>
-hipError_t by_defect(const Stage1Args& s, const FusedConfig& c, Defect d) {
+template <class Logit, ScalingOrder ORDER, NoiseSource NOISE, int BLOCK_V, int THREADS>
+hipError_t by_defect(const Stage1Args& s, Defect d) {
   using Defects = std::conditional_t<ORDER == ScalingOrder::pre, DefectSet<Defect::none>,
                                      std::conditional_t<NOISE == NoiseSource::drawn, DrawnDefects, TensorDefects>>;
-  constexpr auto configs = std::make_index_sequence<std::size(kFusedConfigs)>{};
   return visit_defect(
-      Defects{}, d, [&](auto D) { return by_config<Logit, ORDER, NOISE, decltype(D)::value>(s, c, configs); },
+      Defects{}, d, [&](auto D) { return launch_stage1<Logit, ORDER, NOISE, BLOCK_V, THREADS, decltype(D)::value>(s); },
       hipErrorInvalidValue);
 }
 
-template <class Logit>
-hipError_t by_order_and_noise(const Stage1Args& s, const FusedConfig& c, ScalingOrder order, NoiseSource n, Defect d) {
-  if (order == ScalingOrder::pre) return by_defect<Logit, ScalingOrder::pre, NoiseSource::tensor>(s, c, d);
-  return n == NoiseSource::drawn ? by_defect<Logit, ScalingOrder::post, NoiseSource::drawn>(s, c, d)
-                                 : by_defect<Logit, ScalingOrder::post, NoiseSource::tensor>(s, c, d);
+}  // namespace
+
+#if !defined(RACEORACLE_FUSED_PART) || RACEORACLE_FUSED_PART >= 0
+template <class Logit, std::size_t I>
+hipError_t fused_parts::stage1_at(const Stage1Args& s, ScalingOrder order, NoiseSource n, Defect d) {
+  constexpr FusedConfig c = kFusedConfigs[I];
+  if (order == ScalingOrder::pre) return by_defect<Logit, ScalingOrder::pre, NoiseSource::tensor, c.block_v, c.threads>(s, d);
+  return n == NoiseSource::drawn ? by_defect<Logit, ScalingOrder::post, NoiseSource::drawn, c.block_v, c.threads>(s, d)
+                                 : by_defect<Logit, ScalingOrder::post, NoiseSource::tensor, c.block_v, c.threads>(s, d);
+}
+#endif
+
+#if defined(RACEORACLE_FUSED_PART) && RACEORACLE_FUSED_PART >= 0
+// One part: the stage-1 kernels of one dtype and one tiling.
+static_assert(RACEORACLE_FUSED_PART < fused_parts::kParts, "a part of kernels/CMakeLists.txt's list");
+template hipError_t fused_parts::stage1_at<
+    std::conditional_t<(RACEORACLE_FUSED_PART < std::size(kFusedConfigs)), std::uint16_t, float>,
+    RACEORACLE_FUSED_PART % std::size(kFusedConfigs)>(const Stage1Args&, ScalingOrder, NoiseSource, Defect);
+#else
+namespace {
+
+/// Stage 1 of the kFusedConfigs entry equal to `c`.
+template <class Logit, std::size_t... I>
+hipError_t by_config(const Stage1Args& s, const FusedConfig& c, ScalingOrder order, NoiseSource n, Defect d,
+                     std::index_sequence<I...>) {
+  hipError_t e = hipErrorInvalidValue;
+  (void)((c == kFusedConfigs[I] ? (e = fused_parts::stage1_at<Logit, I>(s, order, n, d), true) : false) || ...);
+  return e;
 }
 
 template <Defect D>
@@ -371,8 +404,9 @@ Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder orde
   if (drawn_only(d) != (n == NoiseSource::drawn && d != Defect::none))
     return Status::error(std::string("defect ") + to_string(d) + " is not built for " + race::to_string(n) + " noise");
   const Stage1Args s{a, p};
-  const hipError_t e = a.dtype == Dtype::bf16 ? by_order_and_noise<std::uint16_t>(s, c, order, n, d)
-                                              : by_order_and_noise<float>(s, c, order, n, d);
+  constexpr auto configs = std::make_index_sequence<std::size(kFusedConfigs)>{};
+  const hipError_t e = a.dtype == Dtype::bf16 ? by_config<std::uint16_t>(s, c, order, n, d, configs)
+                                              : by_config<float>(s, c, order, n, d, configs);
   return status_of(e, "fused stage 1");
 }
 
@@ -386,5 +420,6 @@ Status fused_stage2(const SampleArgs& a, const FusedConfig& c, NoiseSource n, De
       visit_defect(TensorDefects{}, d2, [&](auto D) { return launch_stage2<decltype(D)::value>(s); }, hipErrorInvalidValue);
   return status_of(e, "fused stage 2");
 }
+#endif
 
 }  // namespace raceoracle::kernels

@@ -39,12 +39,16 @@ def _arguments(entry):
 
 
 def _flags(entry):
-    """The compile command's arguments less the compiler, -c, -o FILE and the source file."""
+    """The compile command's arguments less the compiler, -c, -o FILE, the
+    source file and the part of fused.hip a unit holds (kernels/CMakeLists.txt):
+    without one, a unit holds every part, as the schemata build compiles it."""
     source = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
     out, skip = [], False
     for a in _arguments(entry)[1:]:
         if skip:
             skip = False
+        elif a.startswith(("-DRACEORACLE_FUSED_PART=", "-DRACEORACLE_FUSED_PARTS=")):
+            pass
         elif a in ("-o", "-c"):
             skip = a == "-o"
         elif os.path.normpath(os.path.join(entry["directory"], a)) != source:
