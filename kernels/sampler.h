@@ -32,7 +32,7 @@ struct SampleArgs {
 
 /// The fused kernel's tiling: BLOCK_V ids per stage-1 program, THREADS each.
 /// 4096 is the default: fastest of 1024/2048/4096 on the H200 from 64 rows up,
-/// before and after tuning (bench/README.md, results/h200-step8-block-v.txt).
+/// before and after tuning (bench/README.md, run h200-step8-block-v).
 struct FusedConfig {
   int block_v = 4096;
   int threads = 256;

@@ -1,5 +1,5 @@
 """The machine-made mutants' report: Stryker's mutation-testing-report schema
-(as mutants/mutation-report.json is for the named mutants), a summary table,
+(as `raceoracle mutants --report` writes for the named mutants), a summary table,
 and the survivors with their analyses (mutants/engine/survivors.json)."""
 import collections
 import json
