@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli/command_support.h"
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
@@ -173,7 +173,7 @@ int bench(const BenchOptions& in) {
     }
     std::printf("\n");
   }
-  if (!o.json.empty()) std::ofstream(o.json) << report.dump(2) << "\n";
+  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
   return 0;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,9 +80,12 @@ int check_on_devices(const CheckOptions& o) {
     for (const std::string& a : {std::string("--shard"), fmt::format("{}/{}", i, n), std::string("--json"), report}) args.push_back(a);
     m.reports.push_back(report);
     const kernels::EnvSetting env = kernels::device_visibility(i);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a shard never outlives the run that started it
+      if (::getppid() != parent) ::_exit(1);
       if (!env.name.empty()) ::setenv(env.name.c_str(), env.value.c_str(), 1);
       const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
@@ -109,6 +114,22 @@ int check(const CheckOptions& o) {
   report["cases"] = o.cases;
   report["cases_per_unit"] = o.cases_per_unit;
   report["shard"] = {{"index", o.shard.index}, {"count", o.shard.count}};
+  // What the user named: shards merge only when their runs agree on all of it (merge.cpp).
+  report["run"] = {{"command", "check"},
+                   {"version", RACEORACLE_VERSION},
+                   {"kernels", o.kernels},
+                   {"sampler", o.sampler.command},
+                   {"sampler_overrides", o.sampler.overrides},
+                   {"properties", o.properties},
+                   {"agreement", o.run_agreement ? nlohmann::json{{"rows", o.agreement.rows},
+                                                                  {"vocab", o.agreement.vocab},
+                                                                  {"dtype", race::to_string(o.agreement.dtype)},
+                                                                  {"batches", o.agreement.batches}}
+                                                 : nlohmann::json()},
+                   {"mutants", o.mutants},
+                   {"corpus", o.corpus},
+                   {"fail_fast", o.fail_fast},
+                   {"shrink_seconds", o.shrink_seconds}};
   const bool sharded = o.shard.count > 1;
   std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property%s\n", kernels::backend_name(),
               kernels::device_description().c_str(), static_cast<unsigned long long>(o.seed), o.cases,
@@ -117,14 +138,20 @@ int check(const CheckOptions& o) {
   std::unique_ptr<protocol::ExternalSampler> sampler;
   const auto ks = subjects_of(o, sampler);
   std::size_t unit = 0;  // the units of the run in their fixed order; this shard runs its own
+  std::vector<std::string> unsaved;  // corpus entries that could not be written: errors, after the verdict
   auto finish = [&](int failures) {
     report["units"] = unit;
     report["failures"] = failures;
     report["seconds"] = since(start);
     report["verdict"] = failures == 0 ? "PASS" : "FAIL";
-    if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+    report["unsaved"] = unsaved;
+    // The verdict first: a write that fails afterwards (exit 2) cannot hide it.
     std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures,
                 failures == 1 ? "" : "s", since(start));
+    std::fflush(stdout);
+    if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+    for (const std::string& e : unsaved) std::fprintf(stderr, "raceoracle: error: %s\n", e.c_str());
+    if (!unsaved.empty()) return 2;
     return failures == 0 ? 0 : 1;
   };
   if (ks.empty()) {
@@ -166,10 +193,14 @@ int check(const CheckOptions& o) {
         std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
                     ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
         if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
-        if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0)
-          std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
-                      properties::save_to_corpus(properties::default_corpus_dir(), p.name,
-                                                 "found by raceoracle check on " + k->name(), r.case_json).c_str());
+        if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0) try {
+            std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
+                        properties::save_to_corpus(properties::default_corpus_dir(), p.name,
+                                                   "found by raceoracle check on " + k->name(), r.case_json).c_str());
+          } catch (const std::exception& e) {
+            std::printf("  NOT saved to the regression corpus: %s\n", e.what());
+            unsaved.push_back(std::string("the counterexample was not saved to the regression corpus: ") + e.what());
+          }
         if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
         std::fflush(stdout);
         report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},

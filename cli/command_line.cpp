@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -14,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/divergence.h"
 #include "cli/verify.h"
+#include "io/files.h"
 #include "kernels/device_memory.h"
 #include "kernels/sampler.h"
 #include "protocol/contract_fields.h"
@@ -83,6 +85,39 @@ const CLI::Validator kSeed(
     },
     "an integer in [0, 2^64)");
 
+/// An output file or directory that can be written: checked when the command
+/// line is read, so that a bad path is exit 2 before the run, not after it.
+const CLI::Validator kWritableFile(
+    [](std::string& path) -> std::string {
+      try {
+        io::check_writable(path);
+      } catch (const io::FileError& e) {
+        return e.what();
+      }
+      return {};
+    },
+    "FILE");
+const CLI::Validator kWritableDir(
+    [](std::string& path) -> std::string {
+      try {
+        io::check_writable_dir(path);
+      } catch (const io::FileError& e) {
+        return e.what();
+      }
+      return {};
+    },
+    "DIR");
+
+/// A command line run by /bin/sh -c: an empty or blank one (an unset
+/// variable in a CI script) would check nothing that the user named.
+const CLI::Validator kCommand(
+    [](std::string& text) -> std::string {
+      if (std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c); }))
+        return "--sampler is empty: name the command that starts the sampler (is a variable unset?)";
+      return {};
+    },
+    "CMD");
+
 /// A batch the host holds whole (fp32 logits and noise): refused up front,
 /// naming the flags, when it cannot fit in this machine's memory.
 void require_fits(const std::string& command, std::int64_t rows, std::int64_t vocab) {
@@ -96,7 +131,7 @@ void require_fits(const std::string& command, std::int64_t rows, std::int64_t vo
 
 /// --sampler and the flags that go with it, on every command that takes one.
 void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
-  auto* s = app->add_option("--sampler", o.command, what);
+  auto* s = app->add_option("--sampler", o.command, what)->check(kCommand);
   app->add_option("--sampler-fds", o.fds, "IN,OUT: a sampler already serving on these inherited descriptors "
                                           "(how the Python package's check() runs)")
       ->excludes(s);
@@ -149,7 +184,7 @@ CommandLine::CommandLine()
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
-  o.c->add_option("--json", o.check.json, "write the machine-readable report to this file");
+  o.c->add_option("--json", o.check.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
   o.c->add_flag("!--no-corpus", o.check.corpus, "skip the regression corpus: random search alone must find failures");
   o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the property suite at its first failure (mutation runs)");
@@ -170,18 +205,18 @@ CommandLine::CommandLine()
   o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, property)")->check(kPositive);
   o.m->add_option("--properties", o.mut.properties, "properties to run (default: every one)");
   o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "properties that must be among the killers");
-  o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
-  o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)");
+  o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)")->check(kWritableFile);
+  o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)")->check(kWritableFile);
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
   o.m->add_flag("!--no-corpus", o.mut.corpus, "skip the regression corpus: random search alone must kill");
   add_shard(o.m, o.mut.shard);
-  o.m->add_option("--json", o.mut.json, "write every (mutant, property) outcome, for `raceoracle merge`");
+  o.m->add_option("--json", o.mut.json, "write every (mutant, property) outcome, for `raceoracle merge`")->check(kWritableFile);
 
   o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run into one");
   o.mg->add_option("reports", o.merge.reports, "the shards' --json reports, every shard once")->required();
-  o.mg->add_option("--json", o.merge.json, "write the merged report (the unsharded run's JSON)");
-  o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)");
-  o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)");
+  o.mg->add_option("--json", o.merge.json, "write the merged report (the unsharded run's JSON)")->check(kWritableFile);
+  o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)")->check(kWritableFile);
+  o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)")->check(kWritableFile);
 
   o.r = app_.add_subcommand("replay", "replay a property failure from its reproduce string");
   o.r->add_option("--property", o.rep.property, "property name")->required();
@@ -199,7 +234,7 @@ CommandLine::CommandLine()
   o.d->add_option("--vocab", o.div.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
   o.d->add_option("--batches", o.div.batches, "batches per temperature")->check(CLI::Range(1, 100000));
   o.d->add_option("--seed", o.div.seed, "random seed")->check(kSeed);
-  o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg");
+  o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg")->check(kWritableDir);
   add_sampler_options(o.d, o.div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
   o.d->add_option("--dtype", o.div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
   auto* logits = o.d->add_option("--logits", o.div.logits_file,
@@ -236,7 +271,7 @@ CommandLine::CommandLine()
 
   o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
   o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
-  o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file");
+  o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
 
   o.bn = app_.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
@@ -250,7 +285,7 @@ CommandLine::CommandLine()
   for (const kernels::FusedConfig& tiling : kernels::kFusedConfigs)
     if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
   o.bn->add_option("--block-v", o.bo.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
-  o.bn->add_option("--json", o.bo.json, "write the results as JSON");
+  o.bn->add_option("--json", o.bo.json, "write the results as JSON")->check(kWritableFile);
   o.bn->add_flag("--flat", o.bo.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
 
   o.l = app_.add_subcommand("list", "list kernels, mutants and properties");

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "io/files.h"
+
 namespace raceoracle::cli {
 
 void note(const std::string& s) {
@@ -13,9 +15,7 @@ void note(const std::string& s) {
 }
 
 void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  if (!f) throw std::runtime_error("cannot write " + path);
-  f << text;
+  io::write_file(path, text);
   std::printf("wrote %s\n", path.c_str());
 }
 

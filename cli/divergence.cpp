@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -18,6 +19,7 @@
 #include "cli/verify.h"
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
+#include "io/files.h"
 #include "kernels/device_memory.h"
 #include "kernels/registry.h"
 #include "oracle/error_model.h"
@@ -191,7 +193,7 @@ void collect_gaps(const fixtures::Batch& b, const std::vector<oracle::Verdict>& 
 std::string svg_plot(const std::vector<DivergenceRow>& rows, const std::string& dir, const std::string& keys) {
   const std::string data = dir + "/divergence.dat", svg = dir + "/divergence.svg";
   {
-    std::ofstream d(data);
+    std::ostringstream d;
     for (const char* order : {"post", "pre"}) {
       d << "# " << order << "\n";
       for (const auto& r : rows)
@@ -199,9 +201,11 @@ std::string svg_plot(const std::vector<DivergenceRow>& rows, const std::string& 
           d << r.temperature << " " << std::max(r.max_actual, 1e-12) << " " << r.max_bound << "\n";
       d << "\n\n";
     }
+    io::write_file(data, d.str());
   }
   const std::string script = dir + "/divergence.gp";
-  std::ofstream(script) << "set terminal svg size 800,500 font 'sans,12'\nset output '" << svg
+  std::ostringstream gp;
+  gp << "set terminal svg size 800,500 font 'sans,12'\nset output '" << svg
                         << "'\nset logscale xy\nset xlabel 'temperature'\nset ylabel 'relative key error'\n"
                            "set title 'fp32 key error vs certified bound ("
                         << keys << ", fused kernel order)'\n"
@@ -211,6 +215,7 @@ std::string svg_plot(const std::vector<DivergenceRow>& rows, const std::string& 
                         << "' index 0 using 1:3 with lines dt 2 title 'post-scale: bound', '" << data
                         << "' index 1 using 1:2 with linespoints title 'pre-scale: measured', '" << data
                         << "' index 1 using 1:3 with lines dt 2 title 'pre-scale: bound'\n";
+  io::write_file(script, gp.str());
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return "";
   if (std::system(("gnuplot '" + script + "'").c_str()) != 0) throw std::runtime_error("gnuplot failed on " + script);
   return svg;
@@ -252,7 +257,7 @@ void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle
 
 void print_beside(const std::vector<SamplerDivergence>& beside, const std::string& out_dir, const std::string& name) {
   std::printf("%-6s %8s %8s %10s %12s %10s\n", "T", "rows", "differ", "explained", "UNEXPLAINED", "ambiguous");
-  std::ofstream scsv(out_dir + "/sampler.csv");
+  std::ostringstream scsv;
   scsv << "temperature,rows,differ,explained,unexplained,ambiguous_fraction\n";
   nlohmann::json sj = nlohmann::json::array();
   for (const auto& d : beside) {
@@ -264,7 +269,8 @@ void print_beside(const std::vector<SamplerDivergence>& beside, const std::strin
     sj.push_back({{"temperature", d.temperature}, {"rows", d.rows}, {"differ", d.differ}, {"explained", d.explained},
                   {"unexplained", d.unexplained}, {"ambiguous_fraction", d.ambiguous_fraction}});
   }
-  std::ofstream(out_dir + "/sampler.json") << nlohmann::json{{"sampler", name}, {"rows", sj}}.dump(2) << "\n";
+  io::write_file(out_dir + "/sampler.csv", scsv.str());
+  io::write_file(out_dir + "/sampler.json", nlohmann::json{{"sampler", name}, {"rows", sj}}.dump(2) + "\n");
   std::printf("wrote %s/sampler.csv, %s/sampler.json\n", out_dir.c_str(), out_dir.c_str());
 }
 
@@ -455,7 +461,7 @@ int divergence(const DivergenceOptions& o) {
               " counted: rows with more than one legitimate id, a check where the rate is large enough to count)\n");
   std::printf("\n%s", res.noise.describe().c_str());
 
-  std::ofstream csv(o.out_dir + "/divergence.csv");
+  std::ostringstream csv;
   csv << "temperature,order,rows,keys,max_actual_rel_error,rms_actual_rel_error,off_max_keys,rms_off_max_rel_error,max_bound,worst_ratio,median_winner_bound,"
          "ambiguous_fraction,rate,rate_lo,rate_hi,rate_window,rate_in_window,rate_flatness_p,kernel_stage1_ratio,"
          "fused_explained,fused_unexplained,baseline_explained,baseline_unexplained\n";
@@ -484,8 +490,9 @@ int divergence(const DivergenceOptions& o) {
     print_beside(res.beside, o.out_dir, sampler->name());
     for (const auto& d : res.beside) failures += d.unexplained;
   }
-  std::ofstream(o.out_dir + "/divergence.json")
-      << nlohmann::json{{"keys", keys_label(o)}, {"rows", j}, {"noise", noise_json(res.noise)}}.dump(2) << "\n";
+  io::write_file(o.out_dir + "/divergence.csv", csv.str());
+  io::write_file(o.out_dir + "/divergence.json",
+                 nlohmann::json{{"keys", keys_label(o)}, {"rows", j}, {"noise", noise_json(res.noise)}}.dump(2) + "\n");
   const std::string svg = svg_plot(rows, o.out_dir, keys_label(o));
   std::printf("wrote %s/divergence.csv, %s/divergence.json%s\n", o.out_dir.c_str(), o.out_dir.c_str(),
               svg.empty() ? " (no plot: gnuplot not found)" : (", " + svg).c_str());

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -12,17 +11,21 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "io/files.h"
 
 namespace raceoracle::cli {
 namespace {
 
 using nlohmann::json;
 
+/// A shard's report is a few MB at most; the limit stops a wrong path (a
+/// device, a huge file) from exhausting memory.
+constexpr std::size_t kReportLimit = std::size_t(1) << 30;
+
 json read_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open " + path);
+  const std::string text = io::read_file(path, kReportLimit);
   try {
-    json j = json::parse(in);
+    json j = json::parse(text);
     if (!j.contains("shard") || !j.contains("units"))
       throw std::invalid_argument("not a shard report (no \"shard\" and \"units\": write it with --json)");
     return j;
@@ -60,6 +63,16 @@ int merge(const MergeOptions& o) {
         throw std::invalid_argument(fmt::format("{} and {} are not shards of one run: their {} differ ({} vs {})",
                                                 o.reports[0], o.reports[i], key, first.value(key, json()).dump(),
                                                 s.value(key, json()).dump()));
+    // Everything the user named (kernels, properties, sampler, contract, version, ...).
+    const json mine = s.value("run", json::object()), theirs = first.value("run", json::object());
+    for (const auto& [key, value] : theirs.items())
+      if (mine.value(key, json()) != value)
+        throw std::invalid_argument(fmt::format("{} and {} are not shards of one run: their {} differ ({} vs {})",
+                                                o.reports[0], o.reports[i], key, value.dump(), mine.value(key, json()).dump()));
+    for (const auto& [key, value] : mine.items())
+      if (!theirs.contains(key))
+        throw std::invalid_argument(fmt::format("{} and {} are not shards of one run: only the second has {} ({})",
+                                                o.reports[0], o.reports[i], key, value.dump()));
     if (s["shard"]["count"].get<int>() != n)
       throw std::invalid_argument(fmt::format("{} is a shard of {}, {} of {}", o.reports[i], s["shard"]["count"].dump(),
                                               o.reports[0], n));

@@ -45,6 +45,11 @@ int mutants(const MutantsOptions& o) {
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
   if (!o.json.empty())
     write_file(o.json, nlohmann::json{{"seed", o.seed}, {"cases", o.cases}, {"units", gate.units},
+                                      {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
+                                               {"mutants", o.mutants}, {"sampler", o.sampler.command},
+                                               {"sampler_overrides", o.sampler.overrides},
+                                               {"properties", o.properties}, {"timeout_s", o.timeout_s},
+                                               {"corpus", o.corpus}}},
                                       {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
                                       {"mutants", gate.json}}.dump(2) + "\n");
   if (o.shard.count > 1) {

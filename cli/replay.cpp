@@ -1,11 +1,10 @@
 // `raceoracle replay`: one property failure again, from its reproduce string
 // or its saved case.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "fixtures/case.h"
+#include "io/files.h"
 #include "properties/suite.h"
 
 namespace raceoracle::cli {
@@ -27,12 +26,8 @@ int replay(const ReplayOptions& o) {
   if (!p->applies_to(*k))
     throw std::invalid_argument(p->name + " does not apply to " + k->name() + ": " + properties::needs_note(p->needs));
   if (!o.case_json.empty()) {
-    std::string text = o.case_json;
-    if (std::ifstream f(text); text.front() != '{' && f) {
-      std::stringstream ss;
-      ss << f.rdbuf();
-      text = ss.str();
-    }
+    // JSON text, or a file holding it (a regular file of at most 16 MiB).
+    const std::string text = o.case_json.front() == '{' ? o.case_json : io::read_file(o.case_json, io::kSmallFileLimit);
     const auto spec = fixtures::case_from_json(text);
     const std::string failure = properties::run_case(*p, *k, spec);
     std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name().c_str(), fixtures::describe(spec).c_str(),

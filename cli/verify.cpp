@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "cli/command_support.h"
 #include "oracle/drawn_noise.h"
 #include "protocol/contract_fields.h"
 #include "protocol/safetensors.h"
@@ -245,7 +245,9 @@ int verify(const VerifyOptions& o) {
                      {"explained", r.explained}, {"out_of_contract", r.out_of_contract}, {"unexplained", r.unexplained},
                      {"out_of_range", r.out_of_range}, {"invalid_noise", r.invalid_noise()}, {"zero_noise", r.zero_noise()},
                      {"failures", r.failures}, {"noise", noise_json(r.noise)}, {"verdict", r.ok() ? "PASS" : "FAIL"}};
-    std::ofstream(o.json) << j.dump(2) << "\n";
+    std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
+    write_file(o.json, j.dump(2) + "\n");
+    return r.ok() ? 0 : 1;
   }
   std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");
   return r.ok() ? 0 : 1;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,9 +76,13 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
   std::fflush(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    // A mutant's run never outlives raceoracle (killed, it leaves no orphan).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     close(fds[0]);
     if (!s.self_exe.empty()) {
       std::vector<std::string> args{s.self_exe,

@@ -7,14 +7,13 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 
+#include "io/files.h"
 #include "properties/data_dir.h"
 
 namespace raceoracle::properties {
@@ -420,15 +419,17 @@ std::vector<CorpusEntry> load_corpus(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  // A damaged entry refuses the run, with the command that repairs it: an
+  // entry is a regression test, so skipping it could pass a run that it
+  // would fail. Entries are written whole or not at all (io::AtomicFile), so
+  // only a hand or a disk can damage one.
   for (const auto& f : files) {
-    std::ifstream in(f);
-    std::stringstream text;
-    text << in.rdbuf();
     try {
-      const auto j = nlohmann::json::parse(text.str());
+      const auto j = nlohmann::json::parse(io::read_file(f.string(), io::kSmallFileLimit));
       out.push_back({j.at("property").get<std::string>(), j.value("note", ""), fixtures::case_from_json(j.at("case").dump())});
     } catch (const std::exception& e) {
-      throw std::runtime_error("corpus file " + f.string() + ": " + e.what());
+      throw std::runtime_error("corpus file " + f.string() + ": " + e.what() + " (restore it with `git checkout -- " +
+                               f.string() + "`, or remove it)");
     }
   }
   return out;
@@ -443,7 +444,7 @@ std::string save_to_corpus(const std::string& dir, const std::string& property, 
   j["property"] = property;
   j["note"] = note;
   j["case"] = nlohmann::json::parse(case_json);
-  std::ofstream(path) << j.dump(2) << "\n";
+  io::write_file(path.string(), j.dump(2) + "\n");
   return path.string();
 }
 

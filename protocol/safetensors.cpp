@@ -1,19 +1,23 @@
 #include "protocol/safetensors.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <mutex>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "io/files.h"
 #include "race/bf16.h"
 
 namespace raceoracle::protocol {
@@ -246,8 +250,67 @@ Safetensors parse_safetensors(const unsigned char* bytes, std::size_t size) {
 
 Safetensors read_safetensors(const std::string& path) { return SafetensorsFile(path).copy(); }
 
+namespace {
+// A mapped file that shrinks under its reader raises SIGBUS when a page past
+// its new end is touched. The handler turns that into a message naming the
+// file and exit 2, for the mappings registered here; any other SIGBUS takes
+// the previous action. Slots are read in the handler: atomics, no locks.
+struct MappedRegion {
+  std::atomic<const char*> base{nullptr};
+  std::atomic<std::size_t> size{0};
+  char message[600] = {};
+};
+MappedRegion g_regions[16];
+struct sigaction g_previous_sigbus {};
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  const char* a = static_cast<const char*>(info->si_addr);
+  for (const MappedRegion& r : g_regions) {
+    const char* b = r.base.load();
+    if (b && a >= b && a < b + r.size.load()) {
+      const ssize_t ignored = ::write(2, r.message, std::strlen(r.message));
+      (void)ignored;
+      ::_exit(2);
+    }
+  }
+  ::sigaction(SIGBUS, &g_previous_sigbus, nullptr);  // not ours: the fault repeats under the previous action
+  (void)sig;
+  (void)context;
+}
+
+MappedRegion* register_mapping(const void* base, std::size_t size, const std::string& path) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous_sigbus);
+  });
+  static std::mutex m;
+  const std::lock_guard<std::mutex> lock(m);
+  for (MappedRegion& r : g_regions)
+    if (!r.base.load()) {
+      std::snprintf(r.message, sizeof r.message,
+                    "raceoracle: error: %.480s changed size while it was read (truncated or rewritten): "
+                    "give it a file no other process writes\n",
+                    path.c_str());
+      r.size = size;
+      r.base = static_cast<const char*>(base);
+      return &r;
+    }
+  return nullptr;  // every slot taken: this mapping keeps the default action
+}
+}  // namespace
+
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  try {
+    io::regular_file_size(path);  // a FIFO, a device or a directory is refused by name, before it is opened
+  } catch (const io::FileError& e) {
+    throw SafetensorsError(e.what());
+  }
+  // O_NONBLOCK: had a FIFO replaced the file since, the open returns at once (and fstat refuses it).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw SafetensorsError("cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -264,6 +327,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       throw SafetensorsError(path + ": cannot map: " + why);
     }
     ::madvise(map_, size_, MADV_SEQUENTIAL);
+    region_ = register_mapping(map_, size_, path);
   }
   ::close(fd);  // the mapping keeps the file
   try {
@@ -272,13 +336,18 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     header_ = parse_document(bytes, size_, data_start);
     data_ = bytes + data_start;
   } catch (const SafetensorsError& e) {
-    if (map_) ::munmap(map_, size_);
+    unmap();
     throw SafetensorsError(path + ": " + e.what());
   }
 }
 
-SafetensorsFile::~SafetensorsFile() {
+SafetensorsFile::~SafetensorsFile() { unmap(); }
+
+void SafetensorsFile::unmap() {
+  if (region_) static_cast<MappedRegion*>(region_)->base = nullptr;
+  region_ = nullptr;
   if (map_) ::munmap(map_, size_);
+  map_ = nullptr;
 }
 
 TensorView SafetensorsFile::require(const std::string& name) const {
@@ -306,11 +375,14 @@ void SafetensorsFile::release(const void* p, std::size_t bytes) const {
 void write_safetensors(const std::string& path, const Safetensors& s) {
   std::vector<TensorRef> refs;
   for (const auto& [name, t] : s.tensors) refs.push_back({name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()});
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw SafetensorsError("cannot write " + path);
-  f << encode_header(refs, s.metadata);
-  for (const TensorRef& t : refs) f.write(static_cast<const char*>(t.data), std::streamsize(t.bytes));
-  if (!f) throw SafetensorsError("write failed: " + path);
+  try {
+    io::AtomicFile f(path);  // whole or not at all
+    f.write(encode_header(refs, s.metadata));
+    for (const TensorRef& t : refs) f.write(t.data, t.bytes);
+    f.commit();
+  } catch (const io::FileError& e) {
+    throw SafetensorsError(e.what());
+  }
 }
 
 }  // namespace raceoracle::protocol

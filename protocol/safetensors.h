@@ -110,8 +110,10 @@ class SafetensorsFile {
 
  private:
   std::string path_;
+  void unmap();
   void* map_ = nullptr;
   std::size_t size_ = 0;
+  void* region_ = nullptr;  ///< its slot in the SIGBUS handler's list (safetensors.cpp)
   Header header_;
   const unsigned char* data_ = nullptr;
 };

@@ -354,10 +354,17 @@ def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
         sys.stdout.flush()
         if subprocess.run(a.asan_build, shell=True).returncode != 0:
             raise RuntimeError(f"--asan-build failed: {a.asan_build}")
+    # The builds may use other compilers (the sanitizer build is clang's),
+    # which may reject other mutants: the survivors rerun there must have the
+    # same ids in both, and the rest must be the same mutants.
     with open(a.asan_mutants) as f:
-        theirs = [(m["key"], m.get("id")) for m in json.load(f)["mutants"]]
-    if theirs != [(m["key"], m.get("id")) for m in mutants]:
+        theirs = {m["key"]: m.get("id") for m in json.load(f)["mutants"]}
+    if set(theirs) != {m["key"] for m in mutants}:
         raise ValueError(f"{a.asan_mutants} lists other mutants than {a.mutants}: build both from the same sources")
+    differ = [m["key"] for m in survivors if theirs[m["key"]] != m.get("id")]
+    if differ:
+        raise ValueError(f"{len(differ)} survivor(s) have another id in {a.asan_mutants} (its compiler rejected "
+                         f"other mutants): {differ[:3]}")
     base = runner.unmutated_sanitizer_run(a.asan_exe, a.seed, a.asan_cases, 1200, data_dir)
     print(f"\nmutate: the {len(survivors)} survivors under the sanitizer build, {a.asan_cases} cases "
           f"(the unmutated suite there takes {base:.1f} s)")

@@ -39,6 +39,10 @@ $R $C --devices 2 --json devices.json > devices.txt  # two shards in parallel, m
 same full.json devices.json
 refused c0.json c1.json && grep -q "shards 2 of 3 are missing" out.txt
 refused c0.json c1.json c1.json c2.json && grep -q "given twice" out.txt
+# Shard 1 of a run on other kernels, the same units and settings otherwise.
+O=$(echo "$C" | sed 's/--kernels fused-post baseline/--kernels fused-pre baseline/')
+$R $O --shard 1/3 --json other.json > other.txt
+refused c0.json other.json c2.json && grep -q "their kernels differ" out.txt
 $R check --shard 3/3 > out.txt 2>&1 && exit 1
 grep -q "expected I/N with 0 <= I < N" out.txt
 echo "shards (check): PASS"

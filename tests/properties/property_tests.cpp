@@ -6,10 +6,13 @@
 // memory errors in a few cases per law, too few to meet every class.
 // A failure prints the shrunk counterexample and the command that replays it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -140,6 +143,25 @@ TEST(Corpus, SavedCounterexamplesStillPass) {
       if (p->applies_to(fixtures::subject_of(k))) EXPECT_EQ(run_case(*p, fixtures::subject_of(k), e.spec), "") << e.property << " on " << k.name << ": " << e.note;
   }
   std::printf("[corpus] %zu saved cases replayed\n", corpus.size());
+}
+
+TEST(Corpus, ADamagedEntryRefusesTheRunWithItsRepair) {
+  // An entry saved and read back; then one cut in half, as a disk could leave it.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("raceoracle-corpus-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto kept = load_corpus(default_corpus_dir());
+  ASSERT_FALSE(kept.empty());
+  save_to_corpus(dir.string(), "TokensInRange", "a note", fixtures::to_json(kept.front().spec));
+  ASSERT_EQ(load_corpus(dir.string()).size(), 1u);
+  { std::ofstream(dir / "TokensInRange-half.json") << "{\"property\": \"Tok"; }
+  try {
+    load_corpus(dir.string());
+    ADD_FAILURE() << "a damaged entry was loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("TokensInRange-half.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("git checkout --"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

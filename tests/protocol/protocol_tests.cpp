@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -68,6 +69,50 @@ TEST(SafetensorsHeader, RejectsDataPastTheLimit) {
   const std::string h = R"({"a":{"dtype":"I64","shape":[3],"data_offsets":[0,24]}})";
   EXPECT_THROW(parse_header(h, 16), SafetensorsError);
   EXPECT_EQ(parse_header(h, 24).data_bytes, 24u);
+}
+
+/// A safetensors file of one F32 tensor of `n` values, written at `path`.
+void write_floats(const std::string& path, std::size_t n) {
+  Safetensors s;
+  Tensor t{"F32", {std::int64_t(n)}, std::vector<unsigned char>(n * 4, 0x3f)};
+  s.tensors["logits"] = t;
+  write_safetensors(path, s);
+}
+
+TEST(SafetensorsFile, RefusesAFifoByNameWithoutBlocking) {
+  const std::string dir = fs::temp_directory_path() / ("raceoracle-fifo-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string fifo = dir + "/in.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // no writer: an open for reading would block
+  try {
+    SafetensorsFile f(fifo);
+    ADD_FAILURE() << "opened a FIFO";
+  } catch (const SafetensorsError& e) {
+    EXPECT_NE(std::string(e.what()).find("a FIFO, not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(SafetensorsFile("/dev/zero"), SafetensorsError);
+  fs::remove_all(dir);
+}
+
+TEST(SafetensorsFile, AFileTruncatedUnderTheReaderIsAnErrorNotASignalDeath) {
+  const std::string path = fs::temp_directory_path() / ("raceoracle-shrink-" + std::to_string(::getpid()) + ".safetensors");
+  write_floats(path, 1 << 20);  // 4 MiB of data: pages past the new end fault
+  EXPECT_EXIT(
+      {
+        SafetensorsFile f(path);
+        const TensorView v = f.require("logits");
+        ::truncate(path.c_str(), 0);
+        volatile unsigned char sink = 0;
+        for (std::size_t i = 0; i < v.bytes; i += 4096) sink = sink + v.data[i];
+        std::exit(0);  // not reached: the first touched page past the end raises SIGBUS
+      },
+      ::testing::ExitedWithCode(2), "changed size while it was read");
+  fs::remove(path);
+}
+
+TEST(WriteSafetensors, AFailedWriteLeavesNoFile) {
+  EXPECT_THROW(write_floats("/no-such-dir/x.safetensors", 4), SafetensorsError);
+  EXPECT_FALSE(fs::exists("/no-such-dir/x.safetensors"));
 }
 
 TEST(Request, PacksPaddedRowsAndKeepsASharedNoiseRow) {
