@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "io/children.h"
 #include "kernels/device_memory.h"
 #include "properties/suite.h"
 
@@ -84,8 +84,7 @@ int check_on_devices(const CheckOptions& o) {
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a shard never outlives the run that started it
-      if (::getppid() != parent) ::_exit(1);
+      if (!io::become_group_leader(parent)) ::_exit(1);  // a shard never outlives the run that started it
       if (!env.name.empty()) ::setenv(env.name.c_str(), env.value.c_str(), 1);
       const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
@@ -96,9 +95,10 @@ int check_on_devices(const CheckOptions& o) {
       ::_exit(127);
     }
     note(fmt::format("shard {}/{}{}: {}", i, n, env.name.empty() ? "" : " on " + env.name + "=" + env.value, log));
+    io::track_group(pid);
     pids.push_back(pid);
   }
-  for (const pid_t pid : pids) ::waitpid(pid, nullptr, 0);
+  for (const pid_t pid : pids) ::waitpid(pid, nullptr, 0), io::untrack_group(pid);
   return merge(m);
 }
 
@@ -110,8 +110,8 @@ int check(const CheckOptions& o) {
   nlohmann::json report;
   report["backend"] = kernels::backend_name();
   report["device"] = kernels::device_description();
-  report["seed"] = o.seed;
-  report["cases"] = o.cases;
+  report["seed"] = o.run.seed;
+  report["cases"] = o.run.cases;
   report["cases_per_unit"] = o.cases_per_unit;
   report["shard"] = {{"index", o.shard.index}, {"count", o.shard.count}};
   // What the user named: shards merge only when their runs agree on all of it (merge.cpp).
@@ -127,12 +127,11 @@ int check(const CheckOptions& o) {
                                                                   {"batches", o.agreement.batches}}
                                                  : nlohmann::json()},
                    {"mutants", o.mutants},
-                   {"corpus", o.corpus},
                    {"fail_fast", o.fail_fast},
-                   {"shrink_seconds", o.shrink_seconds}};
+                   {"settings", nlohmann::json::parse(properties::to_json(o.run))}};
   const bool sharded = o.shard.count > 1;
   std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property%s\n", kernels::backend_name(),
-              kernels::device_description().c_str(), static_cast<unsigned long long>(o.seed), o.cases,
+              kernels::device_description().c_str(), static_cast<unsigned long long>(o.run.seed), o.run.cases,
               sharded ? (", shard " + o.shard.str()).c_str() : "");
   std::fflush(stdout);
   std::unique_ptr<protocol::ExternalSampler> sampler;
@@ -171,7 +170,6 @@ int check(const CheckOptions& o) {
 
   // 1. The property suite on each subject.
   std::printf("\n== properties ==\n%-24s %-14s %-9s %7s %7s\n", "property", "subject", "result", "cases", "time");
-  properties::RunSettings rs{o.seed, o.cases, ""};
   for (const auto* k : ks)
     for (const auto& p : properties::properties()) {
       if (!selected(p) || (o.fail_fast && failures > 0)) continue;
@@ -179,13 +177,14 @@ int check(const CheckOptions& o) {
         if (sampler) std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
         continue;
       }
-      for (const properties::CaseChunk& c : properties::case_chunks(o.cases, o.seed, o.cases_per_unit)) {
+      for (const properties::CaseChunk& c : properties::case_chunks(o.run.cases, o.run.seed, o.cases_per_unit)) {
         const std::size_t u = unit++;
         if (!o.shard.owns(u)) continue;
-        properties::RunSettings chunk{c.seed, c.cases, ""};
-        if (c.index > 0 || !o.corpus) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
-        chunk.matrix = c.index == 0;                               // and the coverage matrix met there
-        chunk.shrink_seconds = o.shrink_seconds;
+        properties::RunSettings chunk = o.run;
+        chunk.seed = c.seed;
+        chunk.cases = c.cases;
+        if (c.index > 0) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
+        chunk.matrix = c.index == 0;                // and the coverage matrix met there
         const auto r = properties::run_property(p, *k, chunk);
         const bool ok = r.ok();
         failures += !ok;
@@ -219,13 +218,13 @@ int check(const CheckOptions& o) {
   } else if (o.mutants && !(o.fail_fast && failures > 0)) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
-    const mutants::HarnessSettings hs = harness(rs, o.mutant_timeout_s);
+    const mutants::HarnessSettings hs = harness(o.run, o.mutant_timeout_s);
     std::vector<const fixtures::Subject*> ms;
     for (const auto& m : kernels::mutants())  // --kernels K: K's own mutants
       if (o.kernels.empty() ||
           std::find(o.kernels.begin(), o.kernels.end(), kernels::real_kernel_name(m)) != o.kernels.end())
         ms.push_back(&fixtures::subject_of(m));
-    GateRun gate = run_gate(ms, hs, o.shard, unit);
+    GateRun gate = run_gate(ms, hs, o.shard, unit, {}, o.properties);  // --properties: the gate's laws too
     unit += gate.units;
     std::printf("%s", mutants::table(gate.reports).c_str());
     if (sharded) std::printf("(a shard runs some pairs of each mutant: the gate is decided by `raceoracle merge`)\n");

@@ -129,6 +129,16 @@ void require_fits(const std::string& command, std::int64_t rows, std::int64_t vo
                                                     rows, vocab, bytes / 1e9, ram / 1e9));
 }
 
+/// --seed, --cases, --shrink-seconds and --no-corpus into one RunSettings.
+void add_run_settings(CLI::App* app, properties::RunSettings& run, const char* no_corpus) {
+  app->add_option("--seed", run.seed, "RapidCheck seed (default: the fixed CI seed)")->check(kSeed);
+  app->add_option("--cases", run.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  app->add_option("--shrink-seconds", run.shrink_seconds,
+                  "seconds a failure may spend shrinking before the smallest case found so far is reported")
+      ->check(CLI::Range(0.0, 86400.0));
+  app->add_flag_callback("--no-corpus", [&run] { run.corpus_dir.clear(); }, no_corpus);
+}
+
 /// --sampler and the flags that go with it, on every command that takes one.
 void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
   auto* s = app->add_option("--sampler", o.command, what)->check(kCommand);
@@ -171,12 +181,8 @@ CommandLine::CommandLine()
   o.c->add_option("--backend", o.backend, "cpu, nvidia or amd: must be the backend this binary was built for "
                                       "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
       ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
-  o.c->add_option("--seed", o.check.seed, "RapidCheck seed (default: the fixed CI seed)")->check(kSeed);
-  o.c->add_option("--cases", o.check.cases, "cases per property")->check(CLI::Range(1, 1000000));
-  o.c->add_option("--shrink-seconds", o.check.shrink_seconds,
-                  "seconds a failure may spend shrinking before the smallest case found so far is reported")
-      ->check(CLI::Range(0.0, 86400.0));
-  o.c->add_option("--properties", o.check.properties, "properties to run (default: every one that applies)");
+  add_run_settings(o.c, o.check.run, "skip the regression corpus: random search alone must find failures");
+  o.c->add_option("--properties", o.check.properties, "properties to run, in the suite and the mutant gate (default: every one that applies)");
   o.c->add_flag("!--no-mutants", o.check.mutants, "skip the mutant gate");
   o.c->add_flag("!--no-agreement", o.check.run_agreement, "skip the production-shape agreement run");
   o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, property)")->check(kPositive);
@@ -186,7 +192,6 @@ CommandLine::CommandLine()
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
-  o.c->add_flag("!--no-corpus", o.check.corpus, "skip the regression corpus: random search alone must find failures");
   o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the property suite at its first failure (mutation runs)");
   add_shard(o.c, o.check.shard);
   o.c->add_option_function<std::string>(
@@ -200,15 +205,13 @@ CommandLine::CommandLine()
   o.m = app_.add_subcommand("mutants", "run every property against every mutant; report kills");
   o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all)");
   add_sampler_options(o.m, o.mut.sampler, "gate this deliberately broken sampler (docs/SAMPLER_PROTOCOL.md) instead");
-  o.m->add_option("--seed", o.mut.seed, "RapidCheck seed")->check(kSeed);
-  o.m->add_option("--cases", o.mut.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  add_run_settings(o.m, o.mut.run, "skip the regression corpus: random search alone must kill");
   o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, property)")->check(kPositive);
   o.m->add_option("--properties", o.mut.properties, "properties to run (default: every one)");
   o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "properties that must be among the killers");
   o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)")->check(kWritableFile);
   o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)")->check(kWritableFile);
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
-  o.m->add_flag("!--no-corpus", o.mut.corpus, "skip the regression corpus: random search alone must kill");
   add_shard(o.m, o.mut.shard);
   o.m->add_option("--json", o.mut.json, "write every (mutant, property) outcome, for `raceoracle merge`")->check(kWritableFile);
 
@@ -222,10 +225,10 @@ CommandLine::CommandLine()
   o.r->add_option("--property", o.rep.property, "property name")->required();
   o.r->add_option("--kernel", o.rep.kernel, "kernel or mutant name");
   add_sampler_options(o.r, o.rep.sampler, "the sampler the failure was found on");
-  o.r->add_option("--reproduce", o.rep.reproduce, "the reproduce string a failure printed");
+  o.r->add_option("--reproduce", o.rep.run.reproduce, "the reproduce string a failure printed");
   o.r->add_option("--case", o.rep.case_json, "a saved case: JSON text or a corpus file");
-  o.r->add_option("--seed", o.rep.seed, "seed of the failing run")->check(kSeed);
-  o.r->add_option("--cases", o.rep.cases, "cases of the failing run");
+  o.r->add_option("--seed", o.rep.run.seed, "seed of the failing run")->check(kSeed);
+  o.r->add_option("--cases", o.rep.run.cases, "cases of the failing run")->check(CLI::Range(1, 1000000));
 
   o.d = app_.add_subcommand("divergence", "fp32 key error and its certified bound per temperature and scaling order");
   o.d->add_option("--temperatures", o.div.temperatures, "temperatures (default 0.01 0.1 0.3 0.7 1 2)")
@@ -298,7 +301,7 @@ void CommandLine::parse(int argc, const char* const* argv) {
   Options& o = *o_;
   o.check.args.assign(argv, argv + argc);
   o.check.agreement.dtype = o.dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
-  o.check.agreement.seed = o.check.seed;
+  o.check.agreement.seed = o.check.run.seed;
   o.div.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
   if (*o.d) require_fits("divergence", o.div.rows, o.div.vocab);

@@ -16,16 +16,14 @@ struct CheckOptions {
   SamplerOptions sampler;            ///< given: check this external sampler instead
   std::vector<std::string> properties;  ///< empty: every property that applies
   bool run_agreement = true;            ///< the production-shape agreement run
-  std::uint64_t seed = race::kCiSeed;
-  int cases = 100;
+  /// Seed, cases, corpus (empty: none), shrink budget: the suite's and the mutant gate's.
+  properties::RunSettings run;
   bool mutants = true;
   double mutant_timeout_s = 120;
   AgreementSettings agreement;
   std::string json;  ///< write the machine-readable report here
   bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
-  bool corpus = true;         ///< replay the regression corpus before the random search
   bool fail_fast = false;     ///< stop the property suite at its first failure
-  double shrink_seconds = properties::RunSettings{}.shrink_seconds;  ///< a failure's shrink budget
   properties::Shard shard;    ///< run only this shard's units (properties/shard.h)
   int cases_per_unit = properties::kCasesPerUnit;
   /// > 0: run as this many shards in parallel, one process a device, then
@@ -39,14 +37,12 @@ int check(const CheckOptions& o);
 struct MutantsOptions {
   std::vector<std::string> mutants;  ///< empty: all
   SamplerOptions sampler;            ///< given: the mutant is this (deliberately broken) external sampler
-  std::uint64_t seed = race::kCiSeed;
-  int cases = 100;
+  properties::RunSettings run;       ///< seed, cases, corpus (empty: none), shrink budget
   double timeout_s = 120;
   std::vector<std::string> properties;        ///< run only these (empty: every one)
   std::vector<std::string> expect_killed_by;  ///< each must be among the killers
   std::string report_json, matrix_md;
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
-  bool corpus = true;        ///< replay the regression corpus first (off: random search alone)
   properties::Shard shard;   ///< run only this shard's (mutant, property) pairs
   std::string json;          ///< every pair's outcome, the report `raceoracle merge` joins
 };
@@ -62,11 +58,15 @@ struct MergeOptions {
 int merge(const MergeOptions& o);
 
 struct ReplayOptions {
-  std::string property, kernel, reproduce;
+  std::string property, kernel;
   SamplerOptions sampler;  ///< instead of --kernel
   std::string case_json;  ///< a CaseSpec (JSON text or a file holding it) instead of a reproduce string
-  std::uint64_t seed = race::kCiSeed;
-  int cases = 100;
+  /// The failing run's seed and cases, and the reproduce string; no corpus.
+  properties::RunSettings run = [] {
+    properties::RunSettings s;
+    s.corpus_dir.clear();
+    return s;
+  }();
 };
 int replay(const ReplayOptions& o);
 

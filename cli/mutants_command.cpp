@@ -21,9 +21,7 @@ int mutants(const MutantsOptions& o) {
   } else {
     for (const kernels::Kernel* k : resolve_kernels(o.mutants, true)) ms.push_back(&fixtures::subject_of(*k));
   }
-  properties::RunSettings rs{o.seed, o.cases, ""};
-  if (!o.corpus) rs.corpus_dir.clear();
-  const mutants::HarnessSettings hs = harness(rs, o.timeout_s);
+  const mutants::HarnessSettings hs = harness(o.run, o.timeout_s);
   const GateRun gate = run_gate(ms, hs, o.shard, 0, [](const mutants::PairOutcome& p) {
     if (p.kind != mutants::PairOutcome::Kind::not_applicable)
       note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
@@ -44,12 +42,12 @@ int mutants(const MutantsOptions& o) {
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
   if (!o.json.empty())
-    write_file(o.json, nlohmann::json{{"seed", o.seed}, {"cases", o.cases}, {"units", gate.units},
+    write_file(o.json, nlohmann::json{{"seed", o.run.seed}, {"cases", o.run.cases}, {"units", gate.units},
                                       {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
                                                {"mutants", o.mutants}, {"sampler", o.sampler.command},
                                                {"sampler_overrides", o.sampler.overrides},
                                                {"properties", o.properties}, {"timeout_s", o.timeout_s},
-                                               {"corpus", o.corpus}}},
+                                               {"settings", nlohmann::json::parse(properties::to_json(o.run))}}},
                                       {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
                                       {"mutants", gate.json}}.dump(2) + "\n");
   if (o.shard.count > 1) {

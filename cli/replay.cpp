@@ -35,8 +35,8 @@ int replay(const ReplayOptions& o) {
     if (!failure.empty()) std::printf("  %s\n", failure.c_str());
     return failure.empty() ? 0 : 1;
   }
-  if (o.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
-  const auto r = properties::run_property(*p, *k, {o.seed, o.cases, o.reproduce, ""});
+  if (o.run.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
+  const auto r = properties::run_property(*p, *k, o.run);
   std::printf("%s on %s: %s\n", p->name.c_str(), k->name().c_str(), r.summary().c_str());
   if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
   return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;

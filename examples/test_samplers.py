@@ -55,6 +55,25 @@ def test_an_exception_in_the_sampler_is_reported_not_hidden():
         raceoracle.check(raises, agreement=False, properties=["TokensInRange"])
 
 
+def test_a_failure_is_reported_under_a_c_locale():
+    # An ASCII-only process (LC_ALL=C, UTF-8 mode off) gets the counterexample,
+    # not a UnicodeDecodeError, when the sampler's message is not ASCII.
+    import os
+    import subprocess
+    import sys
+    program = (
+        "import raceoracle\n"
+        "def raises(logits, noise, temperatures, eps, greedy_eps):\n"
+        "    raise ValueError('temp\\u00e9rature \\u2265 0')\n"
+        "try:\n"
+        "    raceoracle.check(raises, agreement=False, properties=['TokensInRange'], cases=3)\n"
+        "except AssertionError as e:\n"
+        "    print('ASSERTION', 'the sampler reported an error: ValueError: temp' in str(e))\n")
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, timeout=300)
+    assert b"ASSERTION True" in out.stdout, (out.stdout[-2000:], out.stderr[-2000:])
+
+
 def test_verify_judges_in_memory_arrays():
     torch = pytest.importorskip("torch")
     g = torch.Generator().manual_seed(1)

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "fixtures/batch.h"
+#include "io/children.h"
 
 namespace raceoracle::mutants {
 namespace {
@@ -55,13 +55,15 @@ PairOutcome run_pair(const properties::Property& p, const fixtures::Subject& m, 
     o.detail = e;
     return o;
   }
-  return from_result(p, m, properties::run_property(p, m, s));
+  PairOutcome o = from_result(p, m, properties::run_property(p, m, s));
+  o.settings = properties::to_json(s);
+  return o;
 }
 
 void write_outcome(int fd, const PairOutcome& o) {
   const std::string text = nlohmann::json{{"kind", int(o.kind)}, {"counterexample", o.counterexample},
                                           {"replay", o.replay}, {"detail", o.detail},
-                                          {"case", o.case_json}}
+                                          {"case", o.case_json}, {"settings", o.settings}}
                                .dump();
   for (std::size_t off = 0; off < text.size();) {
     const ssize_t n = write(fd, text.data() + off, text.size() - off);
@@ -80,20 +82,11 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    // A mutant's run never outlives raceoracle (killed, it leaves no orphan).
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
+    // A mutant's run never outlives raceoracle (killed or interrupted, it leaves no orphan).
+    if (!io::become_group_leader(parent)) _exit(1);
     close(fds[0]);
     if (!s.self_exe.empty()) {
-      std::vector<std::string> args{s.self_exe,
-                                    "__pair",
-                                    m.kernel()->name,
-                                    p.name,
-                                    std::to_string(s.run.seed),
-                                    std::to_string(s.run.cases),
-                                    s.run.corpus_dir,
-                                    s.run.reproduce,
-                                    std::to_string(fds[1])};
+      std::vector<std::string> args = pair_child_args(s.self_exe, m.kernel()->name, p.name, s.run, fds[1]);
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -103,6 +96,7 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
     write_outcome(fds[1], run_pair(p, m, s.run));
     _exit(0);
   }
+  io::track_group(pid);
   close(fds[1]);
   std::string data;
   char buf[65536];
@@ -111,7 +105,7 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
     const double left = s.timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
     if (left <= 0) {
       timed_out = true;
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       break;
     }
     pollfd pfd{fds[0], POLLIN, 0};
@@ -125,6 +119,8 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
+  kill(-pid, SIGKILL);  // anything the pair's child left in its group
+  io::untrack_group(pid);
   PairOutcome o;
   o.property = p.name;
   o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -142,9 +138,14 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
       o.replay = j.at("replay").get<std::string>();
       o.detail = j.at("detail").get<std::string>();
       o.case_json = j.at("case").get<std::string>();
+      o.settings = j.at("settings").get<std::string>();
     } catch (const std::exception& e) {
       o.kind = Kind::crashed;
       o.detail = fmt::format("exit status {} with no readable verdict", WEXITSTATUS(status));
+    }
+    if (o.kind != Kind::crashed && o.settings != properties::to_json(s.run)) {
+      o.kind = Kind::crashed;  // a verdict under other settings judges nothing the user asked for
+      o.detail = "the pair's child ran under other settings: " + o.settings;
     }
   }
   return o;
@@ -214,25 +215,28 @@ MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
   return r;
 }
 
+std::vector<std::string> pair_child_args(const std::string& exe, const std::string& mutant,
+                                         const std::string& property, const properties::RunSettings& run, int fd) {
+  return {exe, "__pair", mutant, property, properties::to_json(run), std::to_string(fd)};
+}
+
 int pair_child_main(int argc, char** argv) {
-  if (argc != 9) {
-    std::fprintf(stderr, "__pair: internal entry of the mutant harness, expects 7 arguments\n");
+  if (argc != 6) {
+    std::fprintf(stderr, "__pair: internal entry of the mutant harness, expects 4 arguments\n");
     return 2;
   }
   const kernels::Kernel* m = kernels::find_kernel(argv[2]);
-  const properties::Property* p = nullptr;
-  for (const properties::Property& q : properties::properties())
-    if (q.name == argv[3]) p = &q;
+  const properties::Property* p = properties::find_property(argv[3]);
   if (!m || !p) {
     std::fprintf(stderr, "__pair: unknown mutant or property\n");
     return 2;
   }
-  properties::RunSettings s;
-  s.seed = std::stoull(argv[4]);
-  s.cases = std::stoi(argv[5]);
-  s.corpus_dir = argv[6];
-  s.reproduce = argv[7];
-  write_outcome(std::stoi(argv[8]), run_pair(*p, fixtures::subject_of(*m), s));
+  try {
+    write_outcome(std::stoi(argv[5]), run_pair(*p, fixtures::subject_of(*m), properties::run_settings_from_json(argv[4])));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "__pair: %s\n", e.what());
+    return 2;
+  }
   return 0;
 }
 

@@ -19,6 +19,9 @@ struct PairOutcome {
   std::string case_json;       ///< killed: the shrunk CaseSpec
   std::string detail;          ///< crashed: the signal; timed out: the limit
   double seconds = 0;
+  /// The run settings the pair ran under, as its child reported them (JSON,
+  /// properties/run_settings.h); a child that ran under others is a crash.
+  std::string settings;
 };
 const char* to_string(PairOutcome::Kind k);
 
@@ -48,7 +51,9 @@ struct HarnessSettings {
 };
 
 /// The exec'd child of one pair: argv = {exe, "__pair", mutant, property,
-/// seed, cases, corpus_dir, reproduce, fd}; writes its verdict to fd as JSON.
+/// the run settings as JSON, fd}; it writes its verdict to fd as JSON.
+std::vector<std::string> pair_child_args(const std::string& exe, const std::string& mutant,
+                                         const std::string& property, const properties::RunSettings& run, int fd);
 int pair_child_main(int argc, char** argv);
 
 /// `progress` is told each finished pair. A registered mutant runs each pair

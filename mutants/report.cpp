@@ -56,7 +56,8 @@ nlohmann::json pairs_json(const std::vector<MutantReport>& r) {
     nlohmann::json pairs = nlohmann::json::array();
     for (const PairOutcome& p : m.pairs)
       pairs.push_back({{"property", p.property}, {"outcome", to_string(p.kind)}, {"counterexample", p.counterexample},
-                       {"replay", p.replay}, {"case", p.case_json}, {"detail", p.detail}, {"seconds", p.seconds}});
+                       {"replay", p.replay}, {"case", p.case_json}, {"detail", p.detail}, {"seconds", p.seconds},
+                       {"settings", p.settings}});
     out.push_back({{"mutant", m.mutant->name()}, {"status", m.status()}, {"killed_by", m.killers()},
                    {"seconds", m.seconds}, {"pairs", pairs}});
   }
@@ -75,7 +76,8 @@ std::vector<MutantReport> reports_from_json(const nlohmann::json& j) {
     for (const auto& p : m.at("pairs"))
       r.pairs.push_back({kind_from_string(p.at("outcome").get<std::string>()), p.at("property").get<std::string>(),
                          p.at("counterexample").get<std::string>(), p.at("replay").get<std::string>(),
-                         p.at("case").get<std::string>(), p.at("detail").get<std::string>(), p.at("seconds").get<double>()});
+                         p.at("case").get<std::string>(), p.at("detail").get<std::string>(), p.at("seconds").get<double>(),
+                         p.value("settings", std::string())});
     out.push_back(std::move(r));
   }
   return out;

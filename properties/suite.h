@@ -12,6 +12,7 @@
 #include "fixtures/sweep.h"
 #include "fixtures/subject.h"
 #include "properties/laws.h"
+#include "properties/run_settings.h"
 
 namespace raceoracle::properties {
 
@@ -47,22 +48,6 @@ struct Property {
 
 const std::vector<Property>& properties();
 const Property* find_property(const std::string& name);
-
-std::string default_corpus_dir();
-
-struct RunSettings {
-  std::uint64_t seed = race::kCiSeed;
-  int cases = 100;
-  std::string reproduce;  ///< a RapidCheck reproduce string: replay that counterexample only
-  /// Saved counterexamples replayed before the random search; empty: none.
-  std::string corpus_dir = default_corpus_dir();
-  /// Run the coverage-matrix cases and require the law's cells (a run split
-  /// into chunks does so in its first chunk only).
-  bool matrix = true;
-  /// Seconds RapidCheck may spend shrinking a failure before the smallest
-  /// failing case found so far is reported as it is (not minimal, and said so).
-  double shrink_seconds = 60;
-};
 
 struct PropertyResult {
   /// error: the property could not be judged (a bad reproduce string, a

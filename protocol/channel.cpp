@@ -3,13 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,38 +14,17 @@
 
 #include <fmt/format.h>
 
+#include "io/children.h"
+
 namespace raceoracle::protocol {
 namespace {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// Process groups of live samplers, killed if raceoracle itself is interrupted.
-std::array<std::atomic<pid_t>, 64> g_live{};
-
-void kill_live_and_reraise(int sig) {
-  for (auto& p : g_live)
-    if (pid_t g = p.load(); g > 0) kill(-g, SIGKILL);
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-void install_handlers_once() {
+void ignore_sigpipe_once() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    signal(SIGPIPE, SIG_IGN);  // a sampler that dies mid-request is an EPIPE to report, not our death
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old{};
-      sigaction(sig, nullptr, &old);
-      if (old.sa_handler == SIG_DFL) signal(sig, kill_live_and_reraise);
-    }
-  });
-}
-
-void track(pid_t g, bool on) {
-  for (auto& p : g_live) {
-    pid_t expected = on ? 0 : g;
-    if (p.compare_exchange_strong(expected, on ? g : 0)) return;
-  }
+  // A sampler that dies mid-request is an EPIPE to report, not our death.
+  std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
 }
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -96,7 +72,7 @@ const char* to_string(Breakdown::Kind k) {
 }
 
 std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
-  install_handlers_once();
+  ignore_sigpipe_once();
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
     throw Breakdown(Breakdown::Kind::start_failed, std::string("pipe: ") + std::strerror(errno));
@@ -106,9 +82,7 @@ std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
   const pid_t pid = fork();
   if (pid < 0) throw Breakdown(Breakdown::Kind::start_failed, std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // raceoracle gone: so is the sampler's shell
-    if (getppid() != parent) _exit(1);
+    if (!io::become_group_leader(parent)) _exit(1);  // raceoracle gone: so is the sampler's shell
     dup2(in[0], 0);
     dup2(out[1], 1);
     dup2(err[1], 2);
@@ -116,7 +90,7 @@ std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  setpgid(pid, pid);
+  io::track_group(pid);
   close(in[0]);
   close(out[1]);
   close(err[1]);
@@ -126,12 +100,11 @@ std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
   c->from_ = out[0];
   c->err_ = err[0];
   for (int fd : {c->to_, c->from_, c->err_}) set_nonblocking(fd);
-  track(pid, true);
   return c;
 }
 
 std::unique_ptr<Channel> Channel::attach(int read_fd, int write_fd) {
-  install_handlers_once();
+  ignore_sigpipe_once();
   if (fcntl(read_fd, F_GETFD) < 0 || fcntl(write_fd, F_GETFD) < 0)
     throw Breakdown(Breakdown::Kind::start_failed,
                     fmt::format("--sampler-fds {},{}: not open file descriptors of this process", read_fd, write_fd));
@@ -163,7 +136,7 @@ void Channel::terminate() {
     kill(-pid_, SIGKILL);
     int status = 0;
     waitpid(pid_, &status, 0);  // reaps it unless already reaped (then ECHILD)
-    track(pid_, false);
+    io::untrack_group(pid_);
     pid_ = -1;
   }
   for (int* fd : {&to_, &from_, &err_})
@@ -217,9 +190,9 @@ void Channel::fail(Breakdown::Kind k, const std::string& what) {
   throw Breakdown(k, msg);
 }
 
-void Channel::fail_ended(const std::string& when) {
-  auto ended = [&](Breakdown::Kind k, const std::string& how) { fail(k, "the sampler " + how + " " + when); };
-  if (pid_ <= 0) ended(Breakdown::Kind::exited, "closed the connection");
+void Channel::fail_ended(const char* end, const std::string& when) {
+  if (pid_ <= 0) fail(Breakdown::Kind::exited, "the sampler closed the connection " + when);
+  if (exited_) fail_status(exit_status_, when);
   const double until = now_s() + 2.0;
   int status = 0;
   pid_t r = 0;
@@ -227,10 +200,15 @@ void Channel::fail_ended(const std::string& when) {
     drain_stderr();
     usleep(5000);
   }
-  if (r != pid_) ended(Breakdown::Kind::exited, "closed its stdout");
-  track(pid_, false);
+  if (r != pid_) fail(Breakdown::Kind::exited, std::string("the sampler closed ") + end + " " + when);
+  fail_status(status, when);
+}
+
+void Channel::fail_status(int status, const std::string& when, const std::string& note) {
+  io::untrack_group(pid_);
   kill(-pid_, SIGKILL);  // anything it left in its group
   pid_ = -1;             // reaped
+  auto ended = [&](Breakdown::Kind k, const std::string& how) { fail(k, "the sampler " + how + " " + when + note); };
   if (WIFSIGNALED(status))
     ended(Breakdown::Kind::crashed,
           fmt::format("crashed: killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status))));
@@ -250,6 +228,11 @@ void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, doub
   };
   skip_empty();
   char buf[1 << 16];
+  auto when = [&] {
+    return piece < out.size() ? std::string("while a request was being sent")
+           : inbox_.empty()   ? std::string("before replying")
+                              : fmt::format("after {} bytes of a reply", inbox_.size());
+  };
   while (piece < out.size() || inbox_.size() < inbox_needed) {
     const double left = deadline - now_s();
     if (left <= 0)
@@ -264,26 +247,35 @@ void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, doub
     if (poll(fds, nfds_t(n), int(std::min(left, 0.5) * 1000) + 1) < 0 && errno != EINTR)
       fail(Breakdown::Kind::protocol, std::string("poll: ") + std::strerror(errno));
     if (ei >= 0 && fds[ei].revents) drain_stderr();
+    bool moved = false;  // a byte of the request or of the reply crossed
     if (wi >= 0 && fds[wi].revents) {
       const auto* p = static_cast<const char*>(out[piece].data) + off;
       const ssize_t w = write(to_, p, std::min<std::size_t>(out[piece].bytes - off, 1 << 20));
       if (w > 0) {
         off += std::size_t(w);
         skip_empty();
+        moved = true;
       } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        fail_ended("while a request was being sent");
+        fail_ended("its stdin", when());
       }
     }
     if (ri >= 0 && fds[ri].revents) {
       const ssize_t r = read(from_, buf, sizeof buf);
       if (r > 0) {
         inbox_.append(buf, std::size_t(r));
+        moved = true;
       } else if (r == 0) {
         close(from_);
         from_ = -1;
-        if (inbox_.size() < inbox_needed || piece < out.size())
-          fail_ended(inbox_.empty() ? std::string("before replying") : fmt::format("after {} bytes of a reply", inbox_.size()));
+        if (inbox_.size() < inbox_needed || piece < out.size()) fail_ended("its stdout", when());
       }
+    }
+    // Nothing crossed: has the process itself ended while something it started
+    // holds the pipes? One more pass reads what it wrote before it exited.
+    if (!moved && pid_ > 0) {
+      if (exited_)
+        fail_status(exit_status_, when(), " (a process it started still held its stdout; the sampler's process group was killed)");
+      if (waitpid(pid_, &exit_status_, WNOHANG) == pid_) exited_ = true;
     }
   }
 }

@@ -60,14 +60,20 @@ class Channel {
   void pump(const std::vector<Piece>& out, std::size_t inbox_needed, double deadline);
   void drain_stderr();
   [[noreturn]] void fail(Breakdown::Kind k, const std::string& what);
-  /// After its stdin or stdout closed: how the sampler ended (crashed, exited,
-  /// or only closed its stdout), as a Breakdown; `when` ends the sentence.
-  [[noreturn]] void fail_ended(const std::string& when);
+  /// After its stdin or stdout (`end`) closed: how the sampler ended (crashed,
+  /// exited, or only closed that end), as a Breakdown; `when` ends the sentence.
+  [[noreturn]] void fail_ended(const char* end, const std::string& when);
+  /// The sampler's process ended with wait status `status`: a crash or an exit, as a Breakdown.
+  [[noreturn]] void fail_status(int status, const std::string& when, const std::string& note = "");
   void terminate();
 
   pid_t pid_ = -1;  ///< also its process group; -1 when attached
   int to_ = -1, from_ = -1, err_ = -1;
   bool owns_fds_ = true, alive_ = true;
+  /// Its process exited (reaped, status kept) while a process it started still
+  /// holds the pipes: reported once what it wrote before exiting is read.
+  bool exited_ = false;
+  int exit_status_ = 0;
   std::string inbox_;
   std::string err_partial_;
   std::deque<std::string> err_lines_;

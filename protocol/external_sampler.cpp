@@ -26,6 +26,21 @@ std::string field(const Safetensors& m, const std::string& key) {
 
 }  // namespace
 
+std::string terminal_safe(const std::string& s, bool one_line, std::size_t max) {
+  std::string out;
+  std::size_t i = 0;
+  for (; i < s.size() && out.size() < max; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const bool c1 = c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(s[i + 1]) <= 0x9F;  // U+0080..U+009F in UTF-8
+    if (c == '\n') out += one_line ? "\\n" : "\n    ";
+    else if (c1) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[++i]));
+    else if (c < 0x20 || c == 0x7F) out += fmt::format("\\x{:02x}", c);
+    else out += char(c);
+  }
+  return i < s.size() ? out + "..." : out;
+}
+
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -75,7 +90,7 @@ SamplerHello read_hello(const Safetensors& reply, const Fields& overrides) {
   try {
     const oracle::NumericsContract c = parse_contract(fields);
     require_tensor_noise_exact(c);  // the protocol sends noise tensors
-    return {name, c};
+    return {terminal_safe(name, true, 200), c};  // one line: the name heads rows of every report
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
   }
@@ -159,7 +174,7 @@ fixtures::KernelRun ExternalSampler::run(const fixtures::Batch& b, const kernels
     }
     if (r.kind == Reply::Kind::error) {
       // The sampler raised on these inputs: an answer about them, judged like a wrong token.
-      out.status = kernels::Status::error("the sampler reported an error: " + r.message);
+      out.status = kernels::Status::error("the sampler reported an error: " + terminal_safe(r.message, false));
       return out;
     }
     out.tokens = r.tokens;

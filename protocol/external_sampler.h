@@ -78,6 +78,12 @@ std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vect
                            std::vector<std::vector<unsigned char>>& scratch);
 
 /// Shell quoting for a replay line: 'text' with embedded quotes escaped.
+/// Text a sampler sent (its name, an error message) as it may be printed:
+/// control characters (ESC, CR, C1 controls: a terminal's escape sequences)
+/// as \xNN, each newline as \n (`one_line`) or followed by an indent, so it
+/// can never print a line of its own (a fake "verdict: PASS"); at most about
+/// `max` bytes, then "...".
+std::string terminal_safe(const std::string& s, bool one_line, std::size_t max = 4096);
 std::string shell_quote(const std::string& s);
 
 }  // namespace raceoracle::protocol

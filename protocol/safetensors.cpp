@@ -148,11 +148,24 @@ std::uint64_t json_count(const nlohmann::json& v, const std::string& what) {
 
 Header parse_header(const std::string& json, std::uint64_t data_limit) {
   nlohmann::json j;
+  // A JSON reader keeps the last of two equal keys; a header that names a
+  // tensor or a metadata key twice is refused instead (which one was meant?).
+  std::vector<std::set<std::string>> keys;  // the keys of each open object
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t no_duplicates = [&](int, nlohmann::json::parse_event_t e, nlohmann::json& v) {
+    if (e == nlohmann::json::parse_event_t::object_start) keys.emplace_back();
+    else if (e == nlohmann::json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+    else if (e == nlohmann::json::parse_event_t::key && !keys.empty() && !keys.back().insert(v.get<std::string>()).second &&
+             duplicate.empty())
+      duplicate = v.get<std::string>();
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(json);
+    j = nlohmann::json::parse(json, no_duplicates);
   } catch (const nlohmann::json::exception& e) {
     throw SafetensorsError(std::string("header is not valid JSON: ") + e.what());
   }
+  if (!duplicate.empty()) throw SafetensorsError("header names '" + duplicate + "' twice");
   if (!j.is_object()) throw SafetensorsError("header is not a JSON object");
   Header h;
   for (const auto& [name, t] : j.items()) {

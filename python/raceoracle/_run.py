@@ -44,6 +44,12 @@ class Report(dict):
         return self.get("verdict") == "PASS"
 
 
+def _echo(text):
+    """Writes raceoracle's output to stdout, whatever its encoding (an ASCII one replaces what it cannot hold)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
+
+
 def _contract_flags(contract):
     flags = []
     for key, value in contract_fields(**contract).items():
@@ -55,7 +61,8 @@ def _serving(fn, args, *, tensors, device, name, contract):
     """Runs `raceoracle ARGS --sampler-fds ...` with this process serving fn. Returns (exit code, text)."""
     req_r, req_w = os.pipe()  # raceoracle writes requests, we read
     rep_r, rep_w = os.pipe()  # we write replies, raceoracle reads
-    with tempfile.TemporaryFile(mode="w+") as out:
+    # raceoracle writes UTF-8 whatever this process's locale (a C locale reads ASCII).
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as out:
         proc = subprocess.Popen([find_binary()] + args + ["--sampler-fds", "%d,%d" % (rep_r, req_w)],
                                 pass_fds=(rep_r, req_w), stdout=out, stderr=subprocess.STDOUT)
         os.close(rep_r)
@@ -101,10 +108,10 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
         code, text = _serving(fn, args, tensors=tensors, device=device, name=name, contract=contract)
         if not os.path.exists(path):
             raise RuntimeError("raceoracle check exited %d without a report:\n%s" % (code, text))
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             report = Report(json.load(f))
     report.text = text
-    sys.stdout.write(text)
+    _echo(text)
     if code == 0 and report.passed:
         return report
     lines = ["raceoracle check: %s (%d failures)" % (report.get("verdict"), report.get("failures", 0))]
@@ -141,7 +148,7 @@ def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100
     if seed is not None:
         args += ["--seed", str(seed)]
     code, text = _serving(fn, args, tensors=tensors, device=device, name=name, contract=contract)
-    sys.stdout.write(text)
+    _echo(text)
     if code != 0:
         raise AssertionError(text)
     return text
@@ -187,10 +194,11 @@ def verify(logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, 
     with tempfile.TemporaryDirectory() as tmp:
         path, out = os.path.join(tmp, "tokens.safetensors"), os.path.join(tmp, "verify.json")
         write_dump(path, logits, noise, temperatures, tokens, eps=eps, greedy_eps=greedy_eps, **contract)
-        proc = subprocess.run([find_binary(), "verify", path, "--json", out], capture_output=True, text=True)
+        proc = subprocess.run([find_binary(), "verify", path, "--json", out], capture_output=True,
+                              encoding="utf-8", errors="replace")
         if proc.returncode == 2 or not os.path.exists(out):
             raise ValueError("raceoracle verify rejected the inputs: " + (proc.stderr or proc.stdout).strip())
-        with open(out) as f:
+        with open(out, encoding="utf-8") as f:
             report = Report(json.load(f))
     report.text = proc.stdout
     if raise_on_failure and not report.passed:

@@ -166,16 +166,3 @@ TEST(Corpus, ADamagedEntryRefusesTheRunWithItsRepair) {
 
 }  // namespace
 }  // namespace raceoracle::properties
-
-namespace raceoracle::fixtures {
-namespace {
-
-TEST(Fixtures, TemperatureIndicesNameTheirEntries) {
-  const auto& t = temperatures();
-  EXPECT_EQ(t[TemperatureIndex::zero], 0.0f);
-  EXPECT_EQ(t[TemperatureIndex::greedy_eps], race::kDefaultGreedyEps);
-  EXPECT_LT(t[TemperatureIndex::negative], 0.0f);
-}
-
-}  // namespace
-}  // namespace raceoracle::fixtures

@@ -30,6 +30,10 @@ MODES = {
                                                               {"type": "tokens", "id": rid})[:-3]), sys.exit(0)),
     "error": lambda fd, rows, rid: answer(fd, {}, {"type": "error", "id": rid, "message": "ValueError: vocab too small"}),
     "old_version": lambda fd, rows, rid: None,
+    # exits, leaving a child that holds its stdout (and stderr) open
+    "grandchild": lambda fd, rows, rid: time.sleep(3600) if os.fork() == 0 else os._exit(0),
+    "close_stdin": None,  # closes stdin after the handshake, then stays (main)
+    "fake_verdict": None,  # a name that would print a line of its own (main)
     "zeros": lambda fd, rows, rid: answer(fd, {"tokens": np.zeros(rows, np.int32)}, {"type": "tokens", "id": rid}),
 }
 
@@ -43,10 +47,15 @@ def main(mode):
         tensors, meta = msg
         if meta.get("type") == "hello":
             version = "0" if mode == "old_version" else m.PROTOCOL_VERSION
-            answer(fd_out, {}, {"type": "hello", "protocol": version, "name": "misbehaving-" + mode})
+            name = "misbehaving\n\nverdict: PASS\x1b[1A" if mode == "fake_verdict" else "misbehaving-" + mode
+            answer(fd_out, {}, {"type": "hello", "protocol": version, "name": name})
+            if mode == "close_stdin":
+                os.close(fd_in)
+                print("closed stdin", file=sys.stderr, flush=True)
+                time.sleep(3600)
             continue
         print("request", meta.get("id"), "rows", tensors["temperatures"][1][0], file=sys.stderr, flush=True)
-        MODES[mode](fd_out, tensors["temperatures"][1][0], meta.get("id", ""))
+        (MODES[mode] or MODES["zeros"])(fd_out, tensors["temperatures"][1][0], meta.get("id", ""))
 
 
 if __name__ == "__main__":

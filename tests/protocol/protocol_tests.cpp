@@ -65,6 +65,18 @@ TEST(SafetensorsHeader, RejectsOverlappingTensors) {
   EXPECT_THROW(parse_header(h, 64), SafetensorsError);
 }
 
+TEST(SafetensorsHeader, RejectsAKeyNamedTwice) {
+  // A JSON reader keeps the last: which `tokens` did the writer mean?
+  expect_header_error(R"({"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                      R"("t":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
+                      "header names 't' twice");
+  expect_header_error(R"({"__metadata__":{"eps":"0","eps":"1e-10"}})", "header names 'eps' twice");
+  // Equal keys in different objects are not duplicates.
+  EXPECT_EQ(parse_header(R"({"__metadata__":{"t":"x"},"t":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 4)
+                .metadata.at("t"),
+            "x");
+}
+
 TEST(SafetensorsHeader, RejectsDataPastTheLimit) {
   const std::string h = R"({"a":{"dtype":"I64","shape":[3],"data_offsets":[0,24]}})";
   EXPECT_THROW(parse_header(h, 16), SafetensorsError);
@@ -189,6 +201,42 @@ TEST_F(Misbehaving, AHangIsNamedWithinItsTimeout) {
   expect_breakdown("hang", "hung: no reply within the timeout", 1.0);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(s, 2 * 1.0 + 8) << "two timed-out requests (and two starts) took " << s << " s";
+}
+
+TEST_F(Misbehaving, AnExitIsSeenWhileAChildItStartedHoldsItsStdout) {
+  // Not a hang: the exit is reported within a poll slice, not at the timeout,
+  // and the child holding the pipe goes with the group.
+  const auto start = std::chrono::steady_clock::now();
+  expect_breakdown("grandchild", "exited with status 0 before replying (a process it started still held its stdout");
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 10) << "two requests to a sampler whose timeout is 20 s took " << s << " s";
+}
+
+TEST_F(Misbehaving, AClosedStdinIsNamedAsStdin) {
+  // exec: no shell between, which would hold the pipe's read end open (then
+  // the request cannot be written, and the timeout names the stalled stdin).
+  SamplerSpec s = spec("close_stdin");
+  s.command = "exec " + s.command;
+  ExternalSampler x(s);
+  // A request larger than the pipe, so the write meets the closed end.
+  const fixtures::KernelRun r = x.run(fixtures::Batch::make(4, 600000));
+  EXPECT_FALSE(r.status.ok);
+  const std::string b = x.take_breakdown();
+  EXPECT_NE(b.find("closed its stdin while a request was being sent"), std::string::npos) << b;
+}
+
+TEST(TerminalSafe, NoTextASamplerSendsCanPrintALineOfItsOwn) {
+  EXPECT_EQ(terminal_safe("ok name", true), "ok name");
+  EXPECT_EQ(terminal_safe("a\nverdict: PASS", true), "a\\nverdict: PASS");
+  EXPECT_EQ(terminal_safe("a\nb", false), "a\n    b");
+  EXPECT_EQ(terminal_safe("\x1b[2K\rx\x7f", true), "\\x1b[2K\\x0dx\\x7f");
+  EXPECT_EQ(terminal_safe("\xc2\x9b" "31m \xc3\xa9", true), "\\u009b31m \xc3\xa9");  // CSI escaped, e-acute kept
+  EXPECT_EQ(terminal_safe(std::string(300, 'x'), true, 200), std::string(200, 'x') + "...");
+}
+
+TEST_F(Misbehaving, ANameThatWouldPrintAFakeVerdictIsEscaped) {
+  ExternalSampler x(spec("fake_verdict"));
+  EXPECT_EQ(x.name(), "misbehaving\\n\\nverdict: PASS\\x1b[1A") << x.name();
 }
 
 TEST_F(Misbehaving, AnErrorReplyIsAnAnswerNotABreakdown) {

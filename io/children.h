@@ -1,0 +1,19 @@
+#pragma once
+/// Processes raceoracle starts (samplers, mutant children, shards) never
+/// outlive it: each runs in a process group of its own, dies with its parent
+/// (PR_SET_PDEATHSIG), and every tracked group is killed when raceoracle is
+/// interrupted (SIGINT, SIGTERM, SIGHUP), before the signal takes its course.
+#include <sys/types.h>
+
+namespace raceoracle::io {
+
+/// In a forked child, before exec: its own process group, SIGKILL when the
+/// parent dies. False when the parent died already (the child should _exit).
+bool become_group_leader(pid_t parent);
+
+/// The parent's side: `pid` leads a group (set here too, so there is no race
+/// with the child's own setpgid), killed on SIGINT/SIGTERM/SIGHUP until untracked.
+void track_group(pid_t pid);
+void untrack_group(pid_t pid);
+
+}  // namespace raceoracle::io
