@@ -37,6 +37,13 @@ std::vector<const kernels::Kernel*> resolve_kernels(const std::vector<std::strin
   for (const auto& n : names) {
     const kernels::Kernel* k = kernels::find_kernel(n);
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
+    if (k->is_mutant() && !mutants)
+      throw std::invalid_argument("'" + n + "' is a mutant: run it with `raceoracle mutants --mutants " + n +
+                                  "`, which runs each law in a process of its own (a defective kernel may crash the "
+                                  "process it runs in), or replay one failure with `raceoracle replay`");
+    if (!k->is_mutant() && mutants)
+      throw std::invalid_argument("'" + n + "' is a real kernel, not a mutant: check it with `raceoracle check --kernels " +
+                                  n + "`");
     out.push_back(k);
   }
   return out;
