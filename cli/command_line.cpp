@@ -172,7 +172,7 @@ CommandLine::CommandLine()
       app_("raceoracle: correctness oracle and property suite for exponential-race sampling kernels") {
   Options& o = *o_;
   app_.require_subcommand(1);
-  app_.set_version_flag("--version", "raceoracle 0.1.0");
+  app_.set_version_flag("--version", "raceoracle " RACEORACLE_VERSION);
 
   o.c = app_.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
   o.c->add_option("--kernels", o.check.kernels,

@@ -3,10 +3,9 @@
 /// against the oracle. The file is safetensors with tensors `logits` [rows, V]
 /// (BF16, F16 or F32), `noise` [rows, V] or [1, V] (F32), `temperatures`
 /// [rows] (F32) and `tokens` [rows] (I32 or I64); optional string metadata
-/// `eps`, `greedy_eps` (default 1e-10), `scaling_order` (post|pre, default
-/// post), `exp_ulp` and `div_ulp` (default 2 and 2: covers CUDA expf and
-/// __fdividef, HIP's OCML and glibc), `stages` (2, default: a fused sampler's
-/// rescale; 1: an unfused one).
+/// `eps`, `greedy_eps`, `scaling_order` (post|pre), `exp_ulp`, `div_ulp`,
+/// `stages` (2: a fused sampler's rescale; 1: an unfused one), each absent one
+/// taking its default (race::RaceConstants, protocol::default_sampler_contract).
 /// A sampler that draws its noise (docs/DRAWN_NOISE.md) writes `seeds` and
 /// `offsets` [rows] (U64 or I64) instead of `noise`; the oracle draws the
 /// same E with Random123, and `noise_ulp` (default 1.5: logf's 1 ulp + 0.5)

@@ -28,7 +28,6 @@ void* device_alloc(std::size_t bytes);
 void device_free(void* p) noexcept;
 void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
-void device_fill(void* dst, int byte, std::size_t bytes);
 /// Padding no kernel may touch (between rows, past the last). On the cpu
 /// backend under AddressSanitizer, with RACEORACLE_GUARD_PADDING=1 in the
 /// environment, any access to it is then reported; otherwise a no-op. Off by

@@ -99,7 +99,6 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes) {
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   check(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost), "hipMemcpy to host");
 }
-void device_fill(void* dst, int byte, std::size_t bytes) { check(hipMemset(dst, byte, bytes), "hipMemset"); }
 void guard_padding(const void* p, std::size_t bytes) {
 #if defined(RACEORACLE_BACKEND_CPU) && defined(__SANITIZE_ADDRESS__)
   static const bool on = [] {

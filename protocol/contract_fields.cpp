@@ -31,11 +31,8 @@ double ulp_field(const Fields& f, const std::string& key, double fallback) {
 }  // namespace
 
 oracle::NumericsContract default_sampler_contract() {
-  oracle::NumericsContract c;
-  c.order = oracle::ScalingOrder::post;
-  c.exp_ulp = c.rescale_ulp = 2.0;
-  c.div_ulp = 2.0;
-  c.two_stage = true;
+  oracle::NumericsContract c;  // the definition's defaults (race/definition.h), but for one term:
+  c.div_ulp = 2.0;             // a sampler may divide with __fdividef (2 ulp), not IEEE '/'
   return c;
 }
 

@@ -6,8 +6,19 @@ import hashlib
 import os
 import zipfile
 
-NAME, VERSION = "raceoracle", "0.1.0"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _version():
+    """The one place the version is written: raceoracle/_version.py."""
+    with open(os.path.join(ROOT, "raceoracle", "_version.py"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("__version__ = "):
+                return line.split('"')[1]
+    raise RuntimeError("raceoracle/_version.py holds no __version__ line")
+
+
+NAME, VERSION = "raceoracle", _version()
 DIST_INFO = "%s-%s.dist-info" % (NAME, VERSION)
 METADATA = """Metadata-Version: 2.1
 Name: {0}

@@ -50,13 +50,6 @@ def _echo(text):
     sys.stdout.write(text.encode(encoding, "replace").decode(encoding))
 
 
-def _contract_flags(contract):
-    flags = []
-    for key, value in contract_fields(**contract).items():
-        flags += ["--" + key.replace("_", "-"), value]
-    return flags
-
-
 def _serving(fn, args, *, tensors, device, name, contract):
     """Runs `raceoracle ARGS --sampler-fds ...` with this process serving fn. Returns (exit code, text)."""
     req_r, req_w = os.pipe()  # raceoracle writes requests, we read
@@ -171,7 +164,7 @@ def save_safetensors(path, tensors, metadata=None):
         f.write(m.encode({name: _entry(t) for name, t in tensors.items()}, metadata or {}))
 
 
-def write_dump(path, logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, **contract):
+def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, **contract):
     """Writes the file `raceoracle verify` and `raceoracle divergence A B` read:
     a sampler's inputs, its tokens and its contract (scaling_order, exp_ulp,
     div_ulp, stages)."""
@@ -180,12 +173,15 @@ def write_dump(path, logits, noise, temperatures, tokens, *, eps=1e-10, greedy_e
         tok = tok.astype(np.int64)
     tensors = {"logits": _entry(logits), "noise": _entry(noise, np.float32),
                "temperatures": _entry(temperatures, np.float32), "tokens": tok}
-    meta = dict(contract_fields(**contract), eps=repr(float(eps)), greedy_eps=repr(float(greedy_eps)))
+    meta = contract_fields(**contract)  # what is left out (None) takes raceoracle's default, written there once
+    for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
+        if v is not None:
+            meta[key] = repr(float(v))
     with open(path, "wb") as f:
         f.write(m.encode(tensors, meta))
 
 
-def verify(logits, noise, temperatures, tokens, *, eps=1e-10, greedy_eps=1e-10, raise_on_failure=True, **contract):
+def verify(logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, raise_on_failure=True, **contract):
     """Judges a sampler's tokens on in-memory arrays (numpy or torch, cpu or cuda).
 
     Returns the report (a dict; .passed, .text); raises AssertionError on an

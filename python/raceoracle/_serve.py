@@ -7,19 +7,26 @@ import numpy as np
 
 from . import _messages as m
 
-_CONTRACT_KEYS = ("scaling_order", "exp_ulp", "div_ulp", "stages")
 
-
-def contract_fields(scaling_order="post", exp_ulp=2, div_ulp=2, stages=2):
-    if scaling_order not in ("post", "pre"):
-        raise ValueError("scaling_order must be 'post' or 'pre', got %r" % (scaling_order,))
-    if int(stages) not in (1, 2):
-        raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
+def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None):
+    """The contract terms a sampler declares, as protocol fields. A term left
+    None is not sent: raceoracle applies its own default (post-scale, 2 ulp,
+    2 ulp, two stages; protocol/contract_fields.cpp), written there only."""
+    fields = {}
+    if scaling_order is not None:
+        if scaling_order not in ("post", "pre"):
+            raise ValueError("scaling_order must be 'post' or 'pre', got %r" % (scaling_order,))
+        fields["scaling_order"] = scaling_order
     for key, v in (("exp_ulp", exp_ulp), ("div_ulp", div_ulp)):
-        if not (float(v) >= 0):
-            raise ValueError("%s must be >= 0, got %r" % (key, v))
-    return {"scaling_order": scaling_order, "exp_ulp": repr(float(exp_ulp)), "div_ulp": repr(float(div_ulp)),
-            "stages": str(int(stages))}
+        if v is not None:
+            if not (float(v) >= 0):
+                raise ValueError("%s must be >= 0, got %r" % (key, v))
+            fields[key] = repr(float(v))
+    if stages is not None:
+        if int(stages) not in (1, 2):
+            raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
+        fields["stages"] = str(int(stages))
+    return fields
 
 
 def _torch_inputs(tensors, device):
@@ -96,7 +103,7 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
         answered += 1
 
 
-def serve(fn, *, tensors="numpy", device="cpu", scaling_order="post", exp_ulp=2, div_ulp=2, stages=2, name=None):
+def serve(fn, *, tensors="numpy", device="cpu", scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, name=None):
     """Runs the sampler side of the protocol on stdin/stdout until EOF.
 
     fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]. With
