@@ -16,6 +16,7 @@
 #include <thread>
 #include <tuple>
 
+#include "analysis/key_emulation.h"
 #include "cli/verify.h"
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
@@ -88,17 +89,6 @@ void kernel_stage1(const fixtures::Batch& b, const fixtures::KernelRun& run, con
     }
 }
 
-/// fp32 key of id i in the fused kernel's order: stage 1 against the tile
-/// max, stage-2 rescale against the row max.
-float emulate_key(const fixtures::Batch& b, std::int64_t r, std::int64_t i, float m_t, float M, oracle::ScalingOrder order) {
-  const float T = b.temperatures[std::size_t(r)];
-  const float inv_t = 1.0f / race::clamp_temperature(T);
-  const float x = b.x(r, i), den = b.e(r, i) + b.eps;
-  const float p = order == oracle::ScalingOrder::post ? std::exp((x - m_t) * inv_t) : std::exp(x * inv_t - m_t * inv_t);
-  const float k_t = p / den;
-  return k_t * std::exp((m_t - M) * inv_t);
-}
-
 /// Key-error statistics over some keys, mergeable across rows.
 struct KeyErrors {
   std::int64_t keys = 0, off_max = 0;
@@ -143,7 +133,9 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, st
     const std::int64_t i = keys[q].second;
     const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(M), t, b.eps}, c);
     if (!(kb.key > 1e-30)) continue;
-    const double err = std::abs(emulate_key(b, r, i, tile_max[std::size_t(i / block_v)], M, c.order) / kb.key - 1.0);
+    const float emulated = analysis::emulated_key(b.x(r, i), b.e(r, i), b.eps, b.temperatures[std::size_t(r)],
+                                                  tile_max[std::size_t(i / block_v)], M, c.order);
+    const double err = std::abs(emulated / kb.key - 1.0);
     ++out.keys;
     out.squares += err * err;
     if (b.x(r, i) != tile_max[std::size_t(i / block_v)]) {  // x - m_t is not 0: the scaling order shows

@@ -7,6 +7,7 @@
 
 #include "kernels/defect.h"
 #include "kernels/device.h"
+#include "kernels/key_arithmetic.h"
 #include "kernels/philox.h"
 #include "kernels/sampler.h"
 
@@ -228,12 +229,10 @@ __device__ __forceinline__ float race_exp(float a) {
   return expf(a);
 }
 
-/// The exponent of the race key, (x - m) / t, in the given order: <= 0 or NaN (a NaN x); pre-scale
-/// clamps m / t at -FLT_MAX, so that a max whose scaled value overflows still gives exp(-inf) = 0.
+/// The exponent of the race key, in the given order (kernels/key_arithmetic.h).
 template <ScalingOrder ORDER>
 __device__ __forceinline__ float race_exponent(float x, float m_safe, float inv_t) {
-  if (ORDER == ScalingOrder::post) return (x - m_safe) * inv_t;
-  return x * inv_t - fmaxf(m_safe * inv_t, -0x1.fffffep127f);
+  return keys::exponent<ORDER>(x, m_safe, inv_t);
 }
 
 /// The race key of one id: exp((x - m) / t) / (E + eps), IEEE division. The
@@ -243,11 +242,11 @@ __device__ __forceinline__ float race_key(float x, float m_safe, float inv_t, fl
   return race_exp<D>(race_exponent<ORDER>(x, m_safe, inv_t)) / (e + eps);
 }
 
-/// The m_safe guard: an all -inf range keeps keys at 0 instead of NaN.
+/// The m_safe guard (kernels/key_arithmetic.h), as defect D builds it.
 template <Defect D>
 __device__ __forceinline__ float guard_max(float m) {
   if (D == Defect::no_m_safe) return m;
-  return m == -INFINITY ? 0.0f : m;
+  return keys::guard_max(m);
 }
 
 /// The Philox call of a row's ids 4q .. 4q + 3 (race/noise.h), as defect D builds it.
@@ -288,6 +287,6 @@ __device__ __forceinline__ float draw_one(std::uint64_t seed, std::uint64_t offs
   return drawn_exponential<D>(k == 0 ? w.w[0] : k == 1 ? w.w[1] : k == 2 ? w.w[2] : w.w[3]);
 }
 
-__device__ __forceinline__ float inverse_temperature(float T) { return 1.0f / fmaxf(T, race::kMinTemperature); }
+using keys::inverse_temperature;
 
 }  // namespace raceoracle::kernels
