@@ -37,8 +37,8 @@ struct LogitsDump {
 };
 
 LogitsDump read_logits(const std::string& path) {
-  return parse_file(path, [](const protocol::SafetensorsFile& f) {
-    const protocol::TensorView t = require_logits(f);
+  return protocol::parse_file(path, [](const protocol::SafetensorsFile& f) {
+    const protocol::TensorView t = protocol::require_logits(f);
     return LogitsDump{t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
   });
 }
@@ -357,7 +357,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subj
 }
 
 DivergenceResult compare_dumps(const std::string& path_a, const std::string& path_b) {
-  const Dump a = read_dump(path_a), b = read_dump(path_b);
+  const protocol::Dump a = protocol::read_dump(path_a), b = protocol::read_dump(path_b);
   const auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
     return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
   };

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "cli/verify.h"
+#include "analysis/verify.h"
 #include "protocol/safetensors.h"
 
 namespace ro = raceoracle;
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   try {
-    const ro::cli::VerifyReport r = ro::cli::verify_document(doc, 3);
+    const ro::analysis::VerifyReport r = ro::analysis::verify_document(doc, 3);
     if (r.identical + r.explained + r.out_of_contract + r.unexplained + r.out_of_range != r.rows) __builtin_trap();
   } catch (const ro::protocol::SafetensorsError&) {
   } catch (const std::invalid_argument&) {

@@ -13,6 +13,7 @@
 
 #include "cli/divergence.h"
 #include "protocol/safetensors.h"
+#include "analysis/verify.h"
 #include "cli/verify.h"
 #include "fixtures/batch.h"
 #include "fixtures/llm_like.h"
@@ -74,7 +75,7 @@ class VerifyFiles : public ::testing::Test {
   }
   void expect_error(const std::string& path, const std::string& needle) {
     try {
-      verify_file(path);
+      analysis::verify_file(path);
       ADD_FAILURE() << "no error for " << path;
     } catch (const std::exception& e) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -99,7 +100,7 @@ TEST_F(VerifyFiles, ReadsBackWhatItWrites) {
 }
 
 TEST_F(VerifyFiles, AKernelsOwnTokensPass) {
-  const auto r = verify_file(write(sampled(12, 3000), "good.safetensors"));
+  const auto r = analysis::verify_file(write(sampled(12, 3000), "good.safetensors"));
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.identical + r.explained, 12);
   EXPECT_EQ(r.unexplained + r.out_of_range + r.invalid_noise(), 0);
@@ -127,11 +128,11 @@ TEST_F(VerifyFiles, SeedsInsteadOfNoiseAreDrawnAndJudged) {
     s.tensors["tokens"] = tensor("I32", {rows}, run.tokens);
     return s;
   };
-  const auto good = verify_file(write(dump("fused-philox"), "drawn.safetensors"));
+  const auto good = analysis::verify_file(write(dump("fused-philox"), "drawn.safetensors"));
   EXPECT_TRUE(good.ok());
   EXPECT_EQ(good.contract.noise_ulp, race::kDrawnNoiseUlp);
   EXPECT_EQ(good.identical + good.explained, rows);
-  const auto bad = verify_file(write(dump("fused-philox~philox_key"), "drawn_bad.safetensors"));
+  const auto bad = analysis::verify_file(write(dump("fused-philox~philox_key"), "drawn_bad.safetensors"));
   EXPECT_FALSE(bad.ok());
   EXPECT_GT(bad.unexplained, 0);  // 5 of the 12 sampling rows: peaked rows keep their token whatever the noise
   Safetensors short_seeds = dump("fused-philox");
@@ -145,13 +146,13 @@ TEST_F(VerifyFiles, SeedsInsteadOfNoiseAreDrawnAndJudged) {
 TEST_F(VerifyFiles, OneStageContractIsTighter) {
   Safetensors s = sampled(4, 500);
   s.metadata["stages"] = "1";
-  const auto r = verify_file(write(s, "one_stage.safetensors"));
+  const auto r = analysis::verify_file(write(s, "one_stage.safetensors"));
   EXPECT_FALSE(r.contract.two_stage);
   EXPECT_TRUE(r.ok());
 }
 
 TEST_F(VerifyFiles, SharedNoiseRow) {
-  EXPECT_TRUE(verify_file(write(sampled(4, 500, true), "shared.safetensors")).ok());
+  EXPECT_TRUE(analysis::verify_file(write(sampled(4, 500, true), "shared.safetensors")).ok());
 }
 
 TEST_F(VerifyFiles, WrongTokensOutOfRangeAndBadNoiseFail) {
@@ -165,7 +166,7 @@ TEST_F(VerifyFiles, WrongTokensOutOfRangeAndBadNoiseFail) {
   noise[5] = -1.0f;
   noise[7] = 0.0f;
   s.tensors["noise"] = tensor("F32", {6, 1000}, noise);
-  const auto r = verify_file(write(s, "bad_tokens.safetensors"));
+  const auto r = analysis::verify_file(write(s, "bad_tokens.safetensors"));
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.unexplained, 1);
   EXPECT_EQ(r.out_of_range, 1);
@@ -193,11 +194,11 @@ TEST_F(VerifyFiles, BlocksOfAnySizeAndUnalignedDataGiveTheSameReport) {
   const std::string odd = (dir / "odd.safetensors").string();
   std::ofstream(odd, std::ios::binary) << bytes;
 
-  const VerifyReport want = verify_file(aligned, 10, 0);
+  const analysis::VerifyReport want = analysis::verify_file(aligned, 10, 0);
   EXPECT_EQ(want.unexplained, 1);
   EXPECT_EQ(want.out_of_range, 1);
   for (const auto& [path, block] : std::vector<std::pair<std::string, int>>{{aligned, 1}, {aligned, 3}, {odd, 0}, {odd, 2}}) {
-    const VerifyReport r = verify_file(path, 10, block);
+    const analysis::VerifyReport r = analysis::verify_file(path, 10, block);
     SCOPED_TRACE(path + " block " + std::to_string(block));
     EXPECT_EQ(r.identical, want.identical);
     EXPECT_EQ(r.explained, want.explained);

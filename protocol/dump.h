@@ -1,0 +1,67 @@
+#pragma once
+/// The dump format: a sampler's inputs and tokens in one safetensors file, as
+/// `raceoracle verify` and `divergence A B` read it and the Python package
+/// writes it (docs/SAMPLER_PROTOCOL.md). The file is safetensors with tensors `logits` [rows, V]
+/// (BF16, F16 or F32), `noise` [rows, V] or [1, V] (F32), `temperatures`
+/// [rows] (F32) and `tokens` [rows] (I32 or I64); optional string metadata
+/// `eps`, `greedy_eps`, `scaling_order` (post|pre), `exp_ulp`, `div_ulp`,
+/// `stages` (2: a fused sampler's rescale; 1: an unfused one), each absent one
+/// taking its default (race::RaceConstants, protocol::default_sampler_contract).
+/// A sampler that draws its noise (docs/DRAWN_NOISE.md) writes `seeds` and
+/// `offsets` [rows] (U64 or I64) instead of `noise`; the oracle draws the
+/// same E with Random123, and `noise_ulp` (default 1.5: logf's 1 ulp + 0.5)
+/// is the error of the sampler's own fp32 E.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oracle/oracle.h"
+#include "protocol/safetensors.h"
+
+namespace raceoracle::protocol {
+
+/// What a dump in verify's format says of itself.
+struct DumpFacts {
+  std::int64_t rows = 0, vocab = 0;
+  std::string logits_dtype;
+  oracle::NumericsContract contract;
+  oracle::RaceConstants constants;
+};
+
+/// A file in verify's format, every tensor and field checked; its tensors
+/// where they lie (a mapped file, a document in memory).
+struct DumpTensors : DumpFacts {
+  TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]; none when drawn
+  std::vector<std::uint64_t> seeds, offsets;                 ///< drawn noise: [rows] each; empty otherwise
+  bool drawn() const { return !seeds.empty(); }
+  /// Rows [r0, r0 + n) of drawn noise, as the oracle judges them, into `out` [n, V].
+  void draw_rows(std::int64_t r0, std::int64_t n, float* out) const;
+};
+/// Checks a dump's tensors and metadata; throws SafetensorsError naming the problem.
+DumpTensors check_dump(const SafetensorsFile& f);
+DumpTensors check_dump(const Safetensors& s);
+
+/// A dump widened into memory, for commands that need it whole.
+struct Dump : DumpFacts {
+  std::vector<float> logits, noise, temperatures;  ///< widened exactly; noise [rows or 1, V]
+  std::vector<std::int64_t> tokens;
+  oracle::BatchView view() const;
+};
+Dump read_dump(const std::string& path);  ///< errors name the path
+
+/// The tensor `logits` [rows, V] (BF16, F16 or F32), checked: what every
+/// command that reads logits from a file requires.
+TensorView require_logits(const SafetensorsFile& f);
+
+/// `parse` applied to the file at `path`, mapped; every SafetensorsError names the path.
+template <class Parse>
+auto parse_file(const std::string& path, Parse parse) {
+  const SafetensorsFile f(path);  // its errors name the path
+  try {
+    return parse(f);
+  } catch (const SafetensorsError& e) {
+    throw SafetensorsError(path + ": " + e.what());
+  }
+}
+
+}  // namespace raceoracle::protocol
