@@ -147,20 +147,21 @@ void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
       ->excludes(s);
   app->add_option("--sampler-timeout", o.timeout_s, "seconds the sampler may take per request (default 60)")
       ->check(finite_in(0.001, 86400.0));
+  auto flag = [](const char* field) { return protocol::override_flag(field); };
   app->add_option_function<std::string>(
-         "--scaling-order", [&o](const std::string& v) { o.overrides["scaling_order"] = v; },
+         flag("scaling_order"), [&o](const std::string& v) { o.overrides["scaling_order"] = v; },
          "override the sampler's declared scaling order")
       ->check(CLI::IsMember({"post", "pre"}));
   app->add_option_function<double>(
-         "--exp-ulp", [&o](double v) { o.overrides["exp_ulp"] = fmt::format("{}", v); },
+         flag("exp_ulp"), [&o](double v) { o.overrides["exp_ulp"] = fmt::format("{}", v); },
          "override the sampler's declared exp error (ulps)")
       ->check(finite_in(0.0, protocol::kMaxUlp));
   app->add_option_function<double>(
-         "--div-ulp", [&o](double v) { o.overrides["div_ulp"] = fmt::format("{}", v); },
+         flag("div_ulp"), [&o](double v) { o.overrides["div_ulp"] = fmt::format("{}", v); },
          "override the sampler's declared division error (ulps)")
       ->check(finite_in(0.0, protocol::kMaxUlp));
   app->add_option_function<int>(
-         "--stages", [&o](int v) { o.overrides["stages"] = std::to_string(v); },
+         flag("stages"), [&o](int v) { o.overrides["stages"] = std::to_string(v); },
          "override the sampler's rounding stages (1 unfused, 2 fused)")
       ->check(CLI::IsMember({1, 2}));
 }

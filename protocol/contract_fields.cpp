@@ -30,6 +30,12 @@ double ulp_field(const Fields& f, const std::string& key, double fallback) {
 
 }  // namespace
 
+const char* override_flag(const std::string& field) {
+  for (const OverridableTerm& t : kOverridableTerms)
+    if (field == t.field) return t.flag;
+  throw std::invalid_argument("'" + field + "' is not a contract term the command line overrides");
+}
+
 oracle::NumericsContract default_sampler_contract() {
   oracle::NumericsContract c;  // the definition's defaults (race/definition.h), but for one term:
   c.div_ulp = 2.0;             // a sampler may divide with __fdividef (2 ulp), not IEEE '/'

@@ -13,6 +13,18 @@ namespace raceoracle::protocol {
 
 using Fields = std::map<std::string, std::string>;
 
+/// The contract terms a user may override on the command line: the field's
+/// name and its flag, written once (the CLI registers the flags by these
+/// names; a replay command prints them back).
+struct OverridableTerm {
+  const char* field;
+  const char* flag;
+};
+inline constexpr OverridableTerm kOverridableTerms[] = {
+    {"scaling_order", "--scaling-order"}, {"exp_ulp", "--exp-ulp"}, {"div_ulp", "--div-ulp"}, {"stages", "--stages"}};
+/// The flag of an overridable field; std::invalid_argument for any other.
+const char* override_flag(const std::string& field);
+
 /// Beyond this an error bound says nothing: every key would be ambiguous.
 inline constexpr double kMaxUlp = 1 << 20;
 /// Defaults for a sampler that states nothing: 2 ulps of exp and division

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "protocol/contract_fields.h"
+
 #include <cstring>
 
 namespace raceoracle::protocol {
@@ -137,12 +139,7 @@ std::string ExternalSampler::take_breakdown() const {
 
 std::string ExternalSampler::replay_args() const {
   std::string s = spec_.read_fd >= 0 ? "--sampler '<your sampler command>'" : "--sampler " + shell_quote(spec_.command);
-  for (const auto& [k, v] : spec_.overrides) {
-    std::string flag = "--" + k;
-    for (char& c : flag)
-      if (c == '_') c = '-';
-    s += " " + flag + " " + v;
-  }
+  for (const auto& [k, v] : spec_.overrides) s += std::string(" ") + override_flag(k) + " " + v;
   return s;
 }
 

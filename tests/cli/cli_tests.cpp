@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "cli/divergence.h"
+#include "protocol/contract_fields.h"
 #include "protocol/safetensors.h"
 #include "analysis/verify.h"
 #include "cli/verify.h"
@@ -431,6 +433,27 @@ TEST(CommandLine, BadNumbersAreRefusedNamingFlagValueAndRange) {
           << ::testing::PrintToString(args) << " gave: " << e.what();
     }
   }
+}
+
+// The flags a replay command prints for an external sampler's overrides are
+// the flags the command line takes: both come from kOverridableTerms.
+TEST(CommandLine, EveryOverridableTermIsAFlagOfEachSamplerCommand) {
+  const std::map<std::string, std::string> value{{"scaling_order", "pre"}, {"exp_ulp", "3"}, {"div_ulp", "0.5"}, {"stages", "1"}};
+  for (const char* command : {"check", "mutants", "replay", "divergence"})
+    for (const protocol::OverridableTerm& t : protocol::kOverridableTerms) {
+      ASSERT_EQ(value.count(t.field), 1u) << t.field << " has no test value";
+      const std::vector<const char*> argv{"raceoracle", command, "--sampler", "x", t.flag, value.at(t.field).c_str(),
+                                          "--property", "TokensInRange"};
+      CommandLine command_line;
+      try {
+        // replay needs --property; the others refuse it: parse up to the term's flag.
+        command_line.parse(std::string(command) == "replay" ? 8 : 6, argv.data());
+      } catch (const CLI::ParseError& e) {
+        ADD_FAILURE() << command << " " << t.flag << ": " << e.what();
+      }
+    }
+  EXPECT_STREQ(protocol::override_flag("exp_ulp"), "--exp-ulp");
+  EXPECT_THROW(protocol::override_flag("noise_ulp"), std::invalid_argument);
 }
 
 }  // namespace
