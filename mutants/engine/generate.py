@@ -17,6 +17,10 @@ import schemata
 import sites as ops
 from sources import Source
 
+# kernels/key_arithmetic.h is not a target: host code (analysis/) compiles it
+# too, and a mutated inline copy beside the unmutated one would be one
+# definition twice (the linker keeps either). The named mutants reach its
+# arithmetic (no_m_safe, wrong_rescale, no_rescale, fast_exp).
 TARGET_GLOBS = ("kernels/*.hip", "kernels/race.h")
 _MUTANT_ID = re.compile(r"RACEORACLE_MUTANT\((\d+)\)")
 
