@@ -1,6 +1,7 @@
 #include "cli/command_support.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,17 +38,22 @@ GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mut
                  const properties::Shard& shard, std::size_t first_unit,
                  const std::function<void(const mutants::PairOutcome&)>& progress,
                  const std::vector<std::string>& only) {
+  // A mutant's units are its selected properties, numbered in suite order
+  // (so N shards of one selection hold exactly the unsharded run's units).
   const auto& suite = properties::properties();
-  const std::size_t per_mutant = suite.size();
   const auto selected = property_selection(only);
-  auto runs = [&](std::size_t base, std::size_t i) { return shard.owns(base + i) && selected(suite[i]); };
+  std::vector<std::size_t> rank(suite.size(), SIZE_MAX);  // suite index -> unit offset within a mutant
+  std::size_t per_mutant = 0;
+  for (std::size_t i = 0; i < suite.size(); ++i)
+    if (selected(suite[i])) rank[i] = per_mutant++;
+  auto runs = [&](std::size_t base, std::size_t i) { return rank[i] != SIZE_MAX && shard.owns(base + rank[i]); };
   GateRun g;
   std::vector<std::size_t> bases;
   for (const fixtures::Subject* m : mutants) {
     const std::size_t base = first_unit + g.units;
     g.units += per_mutant;
     bool any = false;
-    for (std::size_t i = 0; i < per_mutant; ++i) any |= runs(base, i);
+    for (std::size_t i = 0; i < suite.size(); ++i) any |= runs(base, i);
     if (!any) continue;
     note(m->name() + " ...");
     g.reports.push_back(mutants::run_mutant(*m, hs, progress, [&](std::size_t i) { return runs(base, i); }));
@@ -56,8 +62,8 @@ GateRun run_gate(const std::vector<const fixtures::Subject*>& mutants, const mut
   g.json = mutants::pairs_json(g.reports);
   // run_mutant keeps the owned pairs in suite order: the k-th is the k-th owned unit.
   for (std::size_t r = 0; r < g.reports.size(); ++r)
-    for (std::size_t i = 0, k = 0; i < per_mutant; ++i)
-      if (runs(bases[r], i)) g.json[r]["pairs"][k++]["unit"] = bases[r] + i;
+    for (std::size_t i = 0, k = 0; i < suite.size(); ++i)
+      if (runs(bases[r], i)) g.json[r]["pairs"][k++]["unit"] = bases[r] + rank[i];
   return g;
 }
 

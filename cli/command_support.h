@@ -28,11 +28,12 @@ mutants::HarnessSettings harness(const properties::RunSettings& rs, double timeo
 /// throws std::invalid_argument naming an unknown one.
 std::function<bool(const properties::Property&)> property_selection(const std::vector<std::string>& names);
 
-/// The mutant gate's share of a sharded run: unit base + i is (mutant, property
-/// i); `first_unit` counts the units before the gate. Mutants with no unit in
-/// `shard` are not run; the JSON (mutants::pairs_json) numbers every pair.
-/// `only` (property_selection) names the properties run; the others' units
-/// are counted, not run.
+/// The mutant gate's share of a sharded run: unit base + k is (mutant, the
+/// k-th property of `only`, in suite order; every property when `only` is
+/// empty); `first_unit` counts the units before the gate. Mutants with no unit
+/// in `shard` are not run; the JSON (mutants::pairs_json) numbers every pair.
+/// (Properties outside `only` have no unit: the shards of a selection hold
+/// exactly its units, which `merge` requires.)
 struct GateRun {
   std::vector<mutants::MutantReport> reports;
   nlohmann::json json;

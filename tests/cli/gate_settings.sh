@@ -6,7 +6,7 @@
 set -eu
 exe=$1 dir=$2 py=$3
 rm -rf "$dir" && mkdir -p "$dir"
-"$exe" check --kernels fused-post --properties TokensInRange --no-agreement --cases 3 --seed 7 \
+"$exe" check --kernels baseline --properties TokensInRange --no-agreement --cases 3 --seed 7 \
   --no-corpus --shrink-seconds 0.5 --no-save-failures --json "$dir/report.json" > "$dir/log" 2>&1 || true
 "$py" - "$dir/report.json" <<'PY'
 import json, sys
