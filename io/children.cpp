@@ -11,7 +11,9 @@
 namespace raceoracle::io {
 namespace {
 
-// The groups alive now; a fixed array of atomics, so the handler reads it safely.
+// The groups alive now; a fixed array of atomics, so the handler reads it
+// safely. Past 256 at once (`check --devices` can start more) a group relies
+// on PR_SET_PDEATHSIG alone, which still kills its leader with raceoracle.
 std::array<std::atomic<pid_t>, 256> g_live{};
 
 void kill_live_and_reraise(int sig) {
