@@ -65,37 +65,51 @@ constexpr std::size_t kStackBytes = 512 * 1024;
 constexpr std::size_t kStackBytes = 128 * 1024;
 #endif
 
-/// Stacks are reused across blocks: a block of 1024 threads would otherwise
-/// allocate 1024 stacks per launch. One pool per OS thread.
+/// Stacks are reused across blocks and launches: a block of 1024 threads
+/// would otherwise allocate 1024 stacks per launch, and a launch's extra
+/// workers are new OS threads, so a pool per OS thread would die with them
+/// (under ASan that churn of 512 KiB stacks was half a kernel test's time).
+/// One pool per process; it holds at most the stacks of the widest launch.
 class StackPool {
  public:
   ctx::stack_context allocate() {
-    void* p;
-    if (free_.empty()) {
+    void* p = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        p = free_.back();
+        free_.pop_back();
+      }
+    }
+    if (!p) {
       p = std::malloc(kStackBytes);
       if (!p) throw std::bad_alloc();
-    } else {
-      p = free_.back();
-      free_.pop_back();
     }
     ctx::stack_context sc;
     sc.size = kStackBytes;
     sc.sp = static_cast<char*>(p) + kStackBytes;
     return sc;
   }
-  void deallocate(ctx::stack_context& sc) { free_.push_back(static_cast<char*>(sc.sp) - sc.size); }
+  void deallocate(ctx::stack_context& sc) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(static_cast<char*>(sc.sp) - sc.size);
+  }
   ~StackPool() {
     for (void* p : free_) std::free(p);
   }
 
  private:
+  std::mutex mutex_;
   std::vector<void*> free_;
 };
-thread_local StackPool t_stacks;
+StackPool& stacks() {
+  static StackPool pool;
+  return pool;
+}
 
 struct PoolAllocator {
-  ctx::stack_context allocate() { return t_stacks.allocate(); }
-  void deallocate(ctx::stack_context& sc) { t_stacks.deallocate(sc); }
+  ctx::stack_context allocate() { return stacks().allocate(); }
+  void deallocate(ctx::stack_context& sc) { stacks().deallocate(sc); }
 };
 
 enum class Wait : std::uint8_t { none, block, warp, done };
