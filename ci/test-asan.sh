@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test suite under AddressSanitizer and UBSan (cpu backend), looking for
-# memory errors and undefined behaviour. Its test preset runs each law on 10
+# The test suite under AddressSanitizer and UBSan (cpu backend, clang-14),
+# looking for memory errors and undefined behaviour. The same tree holds the
+# libFuzzer targets (ci/fuzz.sh runs them), so one sanitized build serves both. Its test preset runs each law on 10
 # random cases besides the corpus and the coverage matrix, and reports the
 # input classes it did not meet rather than failing on them
 # (RACEORACLE_CASES, RACEORACLE_COVERAGE in CMakePresets.json); the plain run

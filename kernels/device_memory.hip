@@ -4,8 +4,10 @@
 #include <string>
 
 #include "kernels/device.h"
-#if defined(RACEORACLE_BACKEND_CPU) && defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
+#if defined(RACEORACLE_BACKEND_CPU)
+#include "kernels/hip_cpu/sanitizer.h"
+#else
+#define HIPCPU_ASAN 0
 #endif
 
 namespace raceoracle::kernels {
@@ -100,7 +102,7 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   check(hipMemcpy(dst, src, bytes, hipMemcpyDeviceToHost), "hipMemcpy to host");
 }
 void guard_padding(const void* p, std::size_t bytes) {
-#if defined(RACEORACLE_BACKEND_CPU) && defined(__SANITIZE_ADDRESS__)
+#if HIPCPU_ASAN
   static const bool on = [] {
     const char* v = std::getenv("RACEORACLE_GUARD_PADDING");
     return v && std::string(v) == "1";

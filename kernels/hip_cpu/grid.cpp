@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/hip_cpu/hip_runtime.h"
+#include "kernels/hip_cpu/sanitizer.h"
 
 namespace ctx = boost::context;
 
@@ -59,7 +60,7 @@ namespace detail {
 namespace {
 
 // Kernel threads need little stack; sanitizers need more.
-#if defined(__SANITIZE_ADDRESS__) || defined(BOOST_USE_ASAN)
+#if HIPCPU_ASAN
 constexpr std::size_t kStackBytes = 512 * 1024;
 #else
 constexpr std::size_t kStackBytes = 128 * 1024;

@@ -7,9 +7,7 @@
 
 #include "kernels/hip_cpu/hip_runtime.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#endif
+#include "kernels/hip_cpu/sanitizer.h"
 
 namespace hipcpu::detail {
 hipError_t take_last_error();
@@ -36,7 +34,7 @@ hipError_t hipMalloc(void** p, std::size_t bytes) {
   *p = std::aligned_alloc(256, rounded);
   if (!*p && bytes) return hipErrorOutOfMemory;
   if (bytes <= kPoisonLimit) std::memset(*p, 0xFF, bytes);
-#if defined(__SANITIZE_ADDRESS__)
+#if HIPCPU_ASAN
   // The rounding would hide an access one element past the buffer from ASan.
   ASAN_POISON_MEMORY_REGION(static_cast<char*>(*p) + bytes, rounded - bytes);
 #endif

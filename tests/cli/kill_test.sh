@@ -2,7 +2,9 @@
 # A run killed with SIGKILL at any moment leaves nothing half-written: every
 # corpus entry and report parses, and the next run starts clean. Twenty
 # `mutants --save-corpus --json` runs into a copy of the corpus, each killed
-# at a random moment, then one run to its end.
+# at a random moment, then one run to its end. The runs hold the laws that
+# kill their three mutants (mutants/CMakeLists.txt), so every run saves
+# counterexamples and writes its report within the kills' span.
 # Usage: kill_test.sh RACEORACLE DIR PYTHON
 set -eu
 R=$1
@@ -12,7 +14,8 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$DIR" && mkdir -p "$DIR/data/properties" && cd "$DIR"
 cp -r "$SRC/properties/corpus" data/properties/
 export RACEORACLE_DATA_DIR="$DIR/data"
-M="mutants --mutants fused-post~no_m_safe fused-post~result_clamp fused-post~tail_unmasked --save-corpus --cases 10"
+M="mutants --mutants fused-post~no_m_safe fused-post~result_clamp fused-post~tail_unmasked --save-corpus --cases 10 \
+  --properties PartialsAreFinite SentinelEscapesVisibly TokensInRange"
 parses() {  # every .json here and in the corpus is whole JSON
   "$PY" - "$@" <<'PYEOF'
 import json, sys, glob

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/hip_cpu/hip_runtime.h"
+#include "kernels/hip_cpu/sanitizer.h"
 
 namespace {
 
@@ -100,7 +101,7 @@ TEST(HipCpu, SharedArraysStartAsGarbageInEveryBlock) {
   }
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if HIPCPU_ASAN
 TEST(HipCpuDeathTest, ReadOnePastAnAllocationIsReportedUnderASan) {
   // hipMalloc rounds to 256 bytes; the rounding must not hide the over-read.
   void* p = nullptr;
