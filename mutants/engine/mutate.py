@@ -90,7 +90,9 @@ def cmd_run(a):
     analyses = report.load_analyses(a.analyses)
     data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
     earlier = resumed(a, mutants)
-    base, reached = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir)
+    t0 = time.monotonic()
+    base, reached = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir, a.jobs)
+    wall = time.monotonic() - t0
     timeout = a.timeout or max(30.0, 5 * base)
     uncovered = {m["key"]: {"status": "NoCoverage", "killedBy": [], "seconds": 0}
                  for m in chosen if "id" in m and m["id"] not in reached and m["key"] not in earlier}
@@ -106,8 +108,8 @@ def cmd_run(a):
         equivalent = {}
     print(f"mutate: {len([m for m in chosen if 'id' in m])} mutants ({len(uncovered)} never reached by the suite), "
           f"{len(equivalent)} analysed as equivalent and not run, "
-          f"seed {a.seed}, {a.cases} cases, {a.jobs} at a time; the unmutated suite takes {base:.1f} s, "
-          f"the limit is {timeout:.0f} s")
+          f"seed {a.seed}, {a.cases} cases, {a.jobs} at a time; the unmutated suite takes {base:.1f} s "
+          f"({wall:.1f} s as {a.jobs} shards), the limit is {timeout:.0f} s")
     sys.stdout.flush()
     start = time.monotonic()
     record = {"seed": a.seed, "cases": a.cases, "part": a.part, "mutants": fingerprint(mutants)}
@@ -208,7 +210,7 @@ def cmd_seeds(a):
     sanitizer_kills(a, pending, results)
     if pending:
         data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
-        base, _ = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir)
+        base, _ = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir, a.jobs)
         timeout = a.timeout or max(30.0, 5 * base)
         print(f"mutate: the unmutated suite takes {base:.1f} s, the limit is {timeout:.0f} s")
         killed_over_seeds(a, pending, results, timeout, data_dir, done, save)

@@ -55,15 +55,18 @@ def sample(mutants, n):
 SANITIZER_CHECK = ["--properties", "TokensInRange"]
 
 
-def _command(exe, m, seed, cases, report, sanitizer=False):
+def _command(exe, m, seed, cases, report, sanitizer=False, shard=None):
     how = SANITIZER_CHECK if sanitizer else ["--fail-fast"]
+    part = ["--shard", shard] if shard else []
     return [exe, "check", "--backend", "cpu", "--kernels", *subjects_for(m["file"]), "--no-mutants", "--no-agreement",
-            "--no-save-failures", "--no-corpus", *how, "--seed", str(seed), "--cases", str(cases), "--json", report]
+            "--no-save-failures", "--no-corpus", *how, *part, "--seed", str(seed), "--cases", str(cases),
+            "--json", report]
 
 
-def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env=None):
+def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env=None, shard=None):
     """One mutant: its status, the properties that killed it, seconds.
-    `sanitizer`: the sanitizer pass's run (exe is the sanitizer build)."""
+    `sanitizer`: the sanitizer pass's run (exe is the sanitizer build);
+    `shard`: "I/N", that part of the suite alone (`check --shard`)."""
     with tempfile.TemporaryDirectory(prefix="raceoracle-mutant-") as tmp:
         report = os.path.join(tmp, "check.json")
         env = dict(os.environ, RACEORACLE_MUTANT=str(m.get("id", 0)), **(SANITIZER_ENV if sanitizer else {}),
@@ -71,7 +74,7 @@ def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env
         if data_dir:
             env["RACEORACLE_DATA_DIR"] = data_dir
         start = time.monotonic()
-        command = _command(exe, m, seed, cases, report, sanitizer)
+        command = _command(exe, m, seed, cases, report, sanitizer, shard)
         p = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env=env, start_new_session=True, text=True, errors="replace")
         try:
@@ -127,20 +130,31 @@ def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, k
     return results
 
 
-def unmutated_run(exe, seed, cases, timeout_s, data_dir=None):
+def unmutated_run(exe, seed, cases, timeout_s, data_dir=None, jobs=1):
     """The schemata with no mutant switched on must pass: else every kill is
-    void. Returns its seconds and the ids of the sites it ran (coverage): a
-    mutant whose site never runs cannot be killed by this suite (NoCoverage)."""
+    void. Returns its seconds (the shards' sum: what one serial run takes, the
+    measure a mutant's time limit is set by) and the ids of the sites it ran
+    (coverage): a mutant whose site never runs cannot be killed by this suite
+    (NoCoverage). It runs as `jobs` shards side by side (`check --shard`, which
+    together run exactly the whole suite), each writing its own coverage."""
     with tempfile.TemporaryDirectory(prefix="raceoracle-coverage-") as tmp:
-        path = os.path.join(tmp, "reached")
-        r = run_one(exe, {"file": "", "key": "none"}, seed, cases, timeout_s, data_dir,
-                    extra_env={"RACEORACLE_MUTANT_COVERAGE": path})
-        if r["status"] != "Survived":
-            raise RuntimeError(f"the schemata build without a mutant does not pass the suite ({r['status']}: "
-                               f"{r.get('detail') or r['killedBy']}); fix that first")
-        with open(path) as f:
-            reached = {int(x) for x in f.read().split()}
-    return r["seconds"], reached
+        paths = [os.path.join(tmp, f"reached-{i}") for i in range(jobs)]
+
+        def shard(i):
+            return run_one(exe, {"file": "", "key": "none"}, seed, cases, timeout_s, data_dir,
+                           extra_env={"RACEORACLE_MUTANT_COVERAGE": paths[i]}, shard=f"{i}/{jobs}" if jobs > 1 else None)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            runs = list(pool.map(shard, range(jobs)))
+        for r in runs:
+            if r["status"] != "Survived":
+                raise RuntimeError(f"the schemata build without a mutant does not pass the suite ({r['status']}: "
+                                   f"{r.get('detail') or r['killedBy']}); fix that first")
+        reached = set()
+        for path in paths:
+            with open(path) as f:
+                reached |= {int(x) for x in f.read().split()}
+    return sum(r["seconds"] for r in runs), reached
 
 
 def unmutated_sanitizer_run(exe, seed, cases, timeout_s, data_dir=None):

@@ -84,13 +84,14 @@ def test_resume_refuses_a_run_at_another_seed():
 
 FAKE_SUITE = r'''#!PYTHON
 """Stands in for raceoracle-schemata check: mutant 2 survives seed 3, every
-other mutant fails a law; each call is logged as "mutant seed"."""
+other mutant fails a law; each call is logged as "mutant seed [shard]"."""
 import json, os, sys
 args = sys.argv
 seed, report = args[args.index("--seed") + 1], args[args.index("--json") + 1]
 mutant = os.environ["RACEORACLE_MUTANT"]
+shard = args[args.index("--shard") + 1] if "--shard" in args else ""
 with open(os.environ["FAKE_LOG"], "a") as f:
-    f.write(f"{mutant} {seed}\n")
+    f.write(f"{mutant} {seed} {shard}\n")
 if mutant == "0":
     if "RACEORACLE_MUTANT_COVERAGE" in os.environ:
         with open(os.environ["RACEORACLE_MUTANT_COVERAGE"], "w") as f:
@@ -131,8 +132,10 @@ def test_seeds_measures_each_detected_mutant_and_resumes_from_its_file():
                        "seeds": 4, "by_seed": {"kernels/x.hip:1": {"1": "Killed", "2": "Killed"}}}, f)
         r = seeds()
         assert r.returncode == 0, r.stdout + r.stderr
-        # The unmutated run, then only the pairs not yet measured (mutant 3 survived the run: no seeds).
-        assert calls() == [("0", "7"), ("1", "3"), ("1", "4")] + [("2", str(s)) for s in range(1, 5)]
+        # The unmutated run (two shards at --jobs 2), then only the pairs not yet measured
+        # (mutant 3 survived the run: no seeds).
+        assert calls() == ([("0", "7", "0/2"), ("0", "7", "1/2"), ("1", "3"), ("1", "4")]
+                           + [("2", str(s)) for s in range(1, 5)])
         assert "1 of 2 measured mutants detected at every seed" in r.stdout
         assert "4/5  kernels/x.hip:2  (missed at seeds [3])" in r.stdout
         os.remove(log)
@@ -168,7 +171,7 @@ def test_skip_equivalent_runs_no_equivalent_and_builds_the_sanitizer_pass_only_w
         # Every run mutant killed: the equivalent one never runs, nothing is built.
         r = run("7", "--min-score", "0")
         assert r.returncode == 0, r.stdout + r.stderr
-        assert calls() == [("0", "7"), ("2", "7"), ("3", "7")]
+        assert calls() == [("0", "7", "0/2"), ("0", "7", "1/2"), ("2", "7"), ("3", "7")]
         assert not os.path.exists(built)
         assert "equivalent (not run): a reason" in r.stdout
         # Mutant 2 survives seed 3 without an analysis: the sanitizer build is made and runs it.
