@@ -232,38 +232,38 @@ CommandLine::CommandLine()
   o.r->add_option("--cases", o.rep.run.cases, "cases of the failing run")->check(CLI::Range(1, 1000000));
 
   o.d = app_.add_subcommand("divergence", "fp32 key error and its certified bound per temperature and scaling order");
-  o.d->add_option("--temperatures", o.div.temperatures, "temperatures (default 0.01 0.1 0.3 0.7 1 2)")
+  o.d->add_option("--temperatures", o.div.study.temperatures, "temperatures (default 0.01 0.1 0.3 0.7 1 2)")
       ->check(kPositive);
-  o.d->add_option("--rows", o.div.rows, "rows per batch")->check(CLI::Range(1, 65535));
-  o.d->add_option("--vocab", o.div.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
-  o.d->add_option("--batches", o.div.batches, "batches per temperature")->check(CLI::Range(1, 100000));
-  o.d->add_option("--seed", o.div.seed, "random seed")->check(kSeed);
+  o.d->add_option("--rows", o.div.study.rows, "rows per batch")->check(CLI::Range(1, 65535));
+  o.d->add_option("--vocab", o.div.study.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
+  o.d->add_option("--batches", o.div.study.batches, "batches per temperature")->check(CLI::Range(1, 100000));
+  o.d->add_option("--seed", o.div.study.seed, "random seed")->check(kSeed);
   o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg")->check(kWritableDir);
   add_sampler_options(o.d, o.div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
   o.d->add_option("--dtype", o.div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
-  auto* logits = o.d->add_option("--logits", o.div.logits_file,
+  auto* logits = o.d->add_option("--logits", o.div.study.logits_file,
                                  "rows from this safetensors file (tensor `logits` [R, V], BF16/F16/F32), reused with fresh noise")
                      ->check(CLI::ExistingFile);
-  o.d->add_option("--normal", o.div.normal_sigma, "rows drawn as N(0, SIGMA^2) instead of LLM-like rows")
+  o.d->add_option("--normal", o.div.study.normal_sigma, "rows drawn as N(0, SIGMA^2) instead of LLM-like rows")
       ->check(kPositive)
       ->excludes(logits);
   logits->excludes("--vocab")->excludes("--dtype");
-  o.d->add_option("--competitive", o.div.competitive,
+  o.d->add_option("--competitive", o.div.study.competitive,
                   "key-error columns over the ids whose exact key is at least this fraction of the winner's")
       ->check(finite_in(0.0, 1.0, true));
-  o.d->add_option("--top-k", o.div.top_k, "key-error columns over each row's top K keys instead")
+  o.d->add_option("--top-k", o.div.study.top_k, "key-error columns over each row's top K keys instead")
       ->check(CLI::Range(1, 1 << 20))
       ->excludes("--competitive");
   o.d->add_option_function<double>(
-         "--rate-exp-ulp", [&o](double v) { o.div.exp_ulp = v; },
+         "--rate-exp-ulp", [&o](double v) { o.div.study.exp_ulp = v; },
          "estimate the disagreement rate under this exp accuracy instead of the fused kernels' (a coarse one is countable)")
       ->check(finite_in(0.0, protocol::kMaxUlp));
   o.d->add_option_function<double>(
-         "--rate-div-ulp", [&o](double v) { o.div.div_ulp = v; }, "the same for the division")
+         "--rate-div-ulp", [&o](double v) { o.div.study.div_ulp = v; }, "the same for the division")
       ->check(finite_in(0.0, protocol::kMaxUlp));
-  o.d->add_option("--window", o.div.window, "top-two gap window the rate's density is read over")
+  o.d->add_option("--window", o.div.study.window, "top-two gap window the rate's density is read over")
       ->check(finite_in(0.0, 0.5, true));
-  o.d->add_flag("!--no-kernels", o.div.kernels, "the oracle and the emulated keys only: no kernel runs (fast on cpu)")
+  o.d->add_flag("!--no-kernels", o.div.study.kernels, "the oracle and the emulated keys only: no kernel runs (fast on cpu)")
       ->excludes("--sampler");
   auto* dumps = o.d->add_option("dumps", o.div.dumps,
                                 "two files in verify's format with the same inputs and noise: compare their tokens instead")
@@ -303,9 +303,9 @@ void CommandLine::parse(int argc, const char* const* argv) {
   o.check.args.assign(argv, argv + argc);
   o.check.agreement.dtype = o.dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   o.check.agreement.seed = o.check.run.seed;
-  o.div.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
+  o.div.study.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
-  if (*o.d) require_fits("divergence", o.div.rows, o.div.vocab);
+  if (*o.d) require_fits("divergence", o.div.study.rows, o.div.study.vocab);
   if (*o.bn)
     for (std::int64_t rows : o.bo.rows) require_fits("bench", rows, o.bo.vocab);
 }

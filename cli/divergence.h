@@ -1,93 +1,22 @@
 #pragma once
-/// `raceoracle divergence`: how far fp32 legitimately diverges from exact
-/// math, per temperature and per scaling order, and how often two samplers
-/// under one contract may therefore disagree (docs/DIVERGENCE.md).
-#include <cstdint>
-#include <optional>
+/// `raceoracle divergence`: the divergence study (analysis/divergence.h)
+/// printed as tables and written as CSV, JSON and a plot; or two dumps of
+/// the same inputs compared.
 #include <string>
 #include <vector>
 
-#include "analysis/disagreement_rate.h"
-#include "analysis/noise_report.h"
+#include "analysis/divergence.h"
 #include "cli/subjects.h"
-#include "oracle/row.h"
 
 namespace raceoracle::cli {
 
 struct DivergenceOptions {
-  std::vector<float> temperatures{0.01f, 0.1f, 0.3f, 0.7f, 1.0f, 2.0f};
-  std::int64_t rows = 64;
-  std::int64_t vocab = 163840;
-  int batches = 1;
-  oracle::Dtype dtype = oracle::Dtype::bf16;
-  std::uint64_t seed = race::kCiSeed;
+  analysis::DivergenceOptions study;
   std::string out_dir = "divergence";  ///< CSV, JSON and SVG go here
   SamplerOptions sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
-  /// Where rows come from: a safetensors file with `logits` [R, V] (rows
-  /// reused with fresh noise), else N(0, normal_sigma^2) when > 0, else the
-  /// LLM-like rows.
-  std::string logits_file;
-  float normal_sigma = 0;
-  /// The key-error columns: ids whose exact key is at least this fraction of
-  /// the winner's (the ids that can still win), or the top_k ids when top_k > 0.
-  double competitive = 0.5;
-  int top_k = 0;
-  /// The disagreement rate is estimated under each order's fused contract, or
-  /// under these ulps when given (a coarse exp validates the estimator).
-  std::optional<double> exp_ulp, div_ulp;
-  double window = analysis::kDefaultWindow;
-  /// false: the oracle and the emulated keys only, no kernel runs (the rate
-  /// over many rows on the cpu backend, where the emulated kernels are slow).
-  bool kernels = true;
-  /// Two dumps of the same inputs (verify's format): their tokens compared instead.
-  std::vector<std::string> dumps;
+  std::vector<std::string> dumps;  ///< two dumps of the same inputs (verify's format): their tokens compared instead
 };
 
-/// An external sampler (or a second dump) beside fused-post (or the first
-/// dump) on the same inputs and noise, per temperature.
-struct SamplerDivergence {
-  float temperature = 0;
-  std::int64_t rows = 0;
-  std::int64_t differ = 0;      ///< rows with different tokens
-  std::int64_t explained = 0;   ///< of those, both tokens inside their rows' ambiguity sets
-  std::int64_t unexplained = 0; ///< rows where either token lies outside its row's set (each under its own contract) or out of range
-  double ambiguous_fraction = 0;  ///< rows with more than one legitimate id under the sampler's contract
-};
-
-struct DivergenceRow {
-  float temperature = 0;
-  std::string order;
-  std::int64_t rows = 0;
-  /// The keys that can decide the argmax (DivergenceOptions::competitive),
-  /// their fp32 keys computed in the fused kernel's operation order (the
-  /// row's real tile maxima, glibc expf) against float64.
-  std::int64_t keys = 0;
-  double max_actual = 0;
-  double rms_actual = 0;
-  std::int64_t off_max_keys = 0;  ///< of those, ids whose logit is not their tile's max (x - m_t != 0)
-  double rms_off_max = 0;         ///< the rms error over those: where the scaling order shows
-  double max_bound = 0;        ///< the largest certified bound among those keys
-  double worst_ratio = 0;      ///< max actual / bound among those keys
-  /// The real kernel's stage-1 partials (tile winners) against their bound.
-  double kernel_stage1_ratio = 0;
-  double median_full_bound = 0;  ///< the winner's full-key bound (two stages), median over rows
-  double ambiguous_fraction = 0; ///< rows with more than one legitimate id: counted under the rate's contract
-  analysis::RateEstimate rate;   ///< the expected fraction of such rows, with its interval
-  bool kernels_ran = false;
-  std::int64_t explained = 0, unexplained = 0;      ///< this order's fused kernel
-  std::int64_t base_explained = 0, base_unexplained = 0;  ///< the baseline, judged under its contract
-};
-
-struct DivergenceResult {
-  std::vector<DivergenceRow> rows;  ///< per temperature, post then pre
-  std::vector<SamplerDivergence> beside;  ///< the sampler's table, when one ran
-  analysis::NoiseReport noise;
-};
-
-/// `sampler`, when given, is also run on every batch.
-DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subject* sampler = nullptr);
-/// Two dumps of the same logits, noise and temperatures: their tokens per temperature.
-DivergenceResult compare_dumps(const std::string& a, const std::string& b);
 int divergence(const DivergenceOptions& o);
 
 }  // namespace raceoracle::cli

@@ -134,6 +134,12 @@ const Kernel* find_kernel(std::string_view name) {
   return nullptr;
 }
 
+const Kernel& fused_kernel(ScalingOrder order) {
+  for (const Kernel& k : kernels())
+    if (k.family == Family::fused && k.order == order && k.noise == NoiseSource::tensor) return k;
+  throw std::logic_error("no fused kernel of that scaling order on this backend");
+}
+
 std::string kernel_names() {
   std::string s;
   for (const auto* list : {&kernels(), &mutants()})

@@ -47,6 +47,8 @@ struct Kernel {
 const std::vector<Kernel>& kernels();  ///< the real ones
 const std::vector<Kernel>& mutants();
 const Kernel* find_kernel(std::string_view name);  ///< either list; nullptr if unknown
+/// The real fused kernel of this scaling order that reads the noise tensor ("fused-post", "fused-pre").
+const Kernel& fused_kernel(ScalingOrder order);
 /// The real kernel a mutant breaks ("fused-post" of "fused-post~no_m_safe"); a real kernel's own name.
 std::string_view real_kernel_name(const Kernel& k);
 std::string kernel_names();                         ///< comma-separated, real ones first

@@ -1,0 +1,347 @@
+#include "analysis/divergence.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+#include "analysis/key_emulation.h"
+#include "fixtures/batch.h"
+#include "fixtures/llm_like.h"
+#include "kernels/registry.h"
+#include "oracle/error_model.h"
+#include "protocol/dump.h"
+#include "protocol/safetensors.h"
+
+namespace raceoracle::analysis {
+namespace {
+
+/// A user's logits, rows reused in turn.
+struct LogitsDump {
+  oracle::Dtype dtype = oracle::Dtype::f32;
+  std::int64_t rows = 0, vocab = 0;
+  std::vector<float> logits;  ///< widened exactly
+};
+
+LogitsDump read_logits(const std::string& path) {
+  return protocol::parse_file(path, [](const protocol::SafetensorsFile& f) {
+    const protocol::TensorView t = protocol::require_logits(f);
+    return LogitsDump{t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
+  });
+}
+
+/// The rows of one batch: from the user's dump (fresh noise), N(0, sigma^2),
+/// or LLM-like rows centred at 8 with sigma 2.5, so |x| is as large as real
+/// logits are: the error of x - m grows with |x|.
+fixtures::Batch make_batch(const DivergenceOptions& o, const LogitsDump* dump, float T, int batch) {
+  const std::uint64_t seed = o.seed + std::uint64_t(batch) * 7919 + std::uint64_t(T * 1e4);
+  fixtures::Batch b;
+  if (dump) {
+    b = fixtures::Batch::make(o.rows, dump->vocab, dump->dtype);
+    for (std::int64_t r = 0; r < b.rows; ++r) {
+      const std::int64_t src = (std::int64_t(batch) * o.rows + r) % dump->rows;
+      std::copy_n(dump->logits.begin() + src * dump->vocab, dump->vocab, b.logits.begin() + r * b.logit_stride);
+    }
+    fixtures::fill_exp1_noise(b, seed);
+  } else {
+    b = fixtures::Batch::make(o.rows, o.vocab, o.dtype);
+    if (o.normal_sigma > 0)
+      fixtures::fill_llm_like(b, seed, {.centre = 0.0f, .sigma = o.normal_sigma, .peak_one_in = 0});
+    else
+      fixtures::fill_llm_like(b, seed, {.centre = 8.0f, .sigma = 2.5f, .peak_one_in = 20000});
+  }
+  std::fill(b.temperatures.begin(), b.temperatures.end(), T);
+  return b;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// The real kernel's stage-1 keys (tile winners) against their certified bound.
+void kernel_stage1(const fixtures::Batch& b, const fixtures::KernelRun& run, const kernels::Kernel& k, DivergenceRow& out) {
+  const auto& p = run.partials;
+  for (std::int64_t r = 0; r < b.rows; ++r)
+    for (std::int64_t tile = 0; tile < p.tiles; ++tile) {
+      const std::size_t q = std::size_t(r * p.tiles + tile);
+      const std::int64_t i = p.idx[q];
+      if (i < 0 || i >= b.vocab || !(p.m[q] > -INFINITY)) continue;
+      out.kernel_stage1_ratio =
+          std::max(out.kernel_stage1_ratio,
+                   oracle::error_ratio(oracle::bound_stage1_key(b.x(r, i), b.e(r, i), p.m[q], b.temperatures[std::size_t(r)],
+                                                                b.eps, k.contract()),
+                                       p.key[q]));
+    }
+}
+
+/// Key-error statistics over some keys, mergeable across rows.
+struct KeyErrors {
+  std::int64_t keys = 0, off_max = 0;
+  double squares = 0, off_max_squares = 0, max_actual = 0, max_bound = 0, worst_ratio = 0;
+  void merge(const KeyErrors& o) {
+    keys += o.keys;
+    off_max += o.off_max;
+    squares += o.squares;
+    off_max_squares += o.off_max_squares;
+    max_actual = std::max(max_actual, o.max_actual);
+    max_bound = std::max(max_bound, o.max_bound);
+    worst_ratio = std::max(worst_ratio, o.worst_ratio);
+  }
+};
+
+/// Row r's deciding ids (competitive keys, or the top k): emulated fp32
+/// error against float64 and the certified bound.
+KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, std::int64_t r,
+                        const oracle::NumericsContract& c, int block_v) {
+  KeyErrors out;
+  const double t = race::clamp_temperature(b.temperatures[std::size_t(r)]);
+  std::vector<float> tile_max(std::size_t((b.vocab + block_v - 1) / block_v), -INFINITY);
+  float M = -INFINITY;
+  for (std::int64_t i = 0; i < b.vocab; ++i) {
+    tile_max[std::size_t(i / block_v)] = std::max(tile_max[std::size_t(i / block_v)], b.x(r, i));
+    M = std::max(M, b.x(r, i));
+  }
+  std::vector<std::pair<double, std::int64_t>> keys;
+  keys.reserve(std::size_t(b.vocab));
+  for (std::int64_t i = 0; i < b.vocab; ++i)
+    keys.push_back({std::exp((double(b.x(r, i)) - M) / t) / (double(b.e(r, i)) + double(b.eps)), i});
+  std::size_t n = 0;
+  if (o.top_k > 0) {
+    n = std::min<std::size_t>(std::size_t(o.top_k), keys.size());
+    std::partial_sort(keys.begin(), keys.begin() + std::ptrdiff_t(n), keys.end(), std::greater<>());
+  } else {
+    const double best = std::max_element(keys.begin(), keys.end())->first;
+    n = std::size_t(std::partition(keys.begin(), keys.end(), [&](const auto& q) { return q.first >= o.competitive * best; }) -
+                    keys.begin());
+  }
+  for (std::size_t q = 0; q < n; ++q) {
+    const std::int64_t i = keys[q].second;
+    const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(M), t, b.eps}, c);
+    if (!(kb.key > 1e-30)) continue;
+    const float emulated = emulated_key(b.x(r, i), b.e(r, i), b.eps, b.temperatures[std::size_t(r)],
+                                                  tile_max[std::size_t(i / block_v)], M, c.order);
+    const double err = std::abs(emulated / kb.key - 1.0);
+    ++out.keys;
+    out.squares += err * err;
+    if (b.x(r, i) != tile_max[std::size_t(i / block_v)]) {  // x - m_t is not 0: the scaling order shows
+      ++out.off_max;
+      out.off_max_squares += err * err;
+    }
+    out.max_actual = std::max(out.max_actual, err);
+    out.max_bound = std::max(out.max_bound, kb.rho());
+    out.worst_ratio = std::max(out.worst_ratio, err / kb.rho());
+  }
+  return out;
+}
+
+/// deciding_keys over every row of `b`, on every core.
+KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, const oracle::NumericsContract& c,
+                        int block_v) {
+  const int n = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), int(b.rows)));
+  std::vector<KeyErrors> part(static_cast<std::size_t>(n));
+  std::vector<std::thread> pool;
+  for (int w = 0; w < n; ++w)
+    pool.emplace_back([&, w] {
+      for (std::int64_t r = w; r < b.rows; r += n) part[std::size_t(w)].merge(deciding_keys(o, b, r, c, block_v));
+    });
+  for (auto& t : pool) t.join();
+  KeyErrors all;
+  for (const auto& p : part) all.merge(p);
+  return all;
+}
+
+/// Each sampling row's top-two gap against the gap the contract tolerates.
+void collect_gaps(const fixtures::Batch& b, const std::vector<oracle::Verdict>& v, const oracle::NumericsContract& c,
+                  std::vector<RowGap>& out) {
+  const oracle::BatchView view = b.view();
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    const auto& vr = v[std::size_t(r)];
+    if (vr.row_class != oracle::RowClass::sampling || vr.runner_up < 0) continue;
+    const oracle::RowView row = view.row(r);
+    const oracle::RowScale s = oracle::row_scale(row, {b.eps, b.greedy_eps});
+    RowGap g;
+    g.gap = vr.runner_up_key > 0 ? vr.gap : 1.0;
+    g.threshold = oracle::tolerated_gap(row.logit(vr.token), row.noise[vr.token], row.logit(vr.runner_up),
+                                        row.noise[vr.runner_up], s, c);
+    out.push_back(g);
+  }
+}
+
+/// The contract the rate is estimated under: the kernel's, with the ulps asked for.
+oracle::NumericsContract rate_contract(const DivergenceOptions& o, oracle::NumericsContract c) {
+  if (o.exp_ulp) c.exp_ulp = *o.exp_ulp;
+  if (o.div_ulp) c.div_ulp = *o.div_ulp;
+  return c;
+}
+
+
+/// One temperature's sampler table row from its tokens and verdicts beside
+/// the reference tokens and verdicts.
+void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle::Verdict>& ref_v,
+                  const std::vector<std::int64_t>& other, const std::vector<oracle::Verdict>& other_v,
+                  std::int64_t vocab, const std::vector<std::int64_t>& rows, SamplerDivergence& sd,
+                  std::int64_t& ambiguous) {
+  for (std::int64_t r : rows) {
+    const auto ts = other[std::size_t(r)];
+    const auto tf = std::int64_t(ref[std::size_t(r)]);
+    const auto& vr = other_v[std::size_t(r)];
+    ++sd.rows;
+    ambiguous += vr.ambiguous.size() > 1;
+    const bool bad = oracle::is_failure(oracle::judge(vr, ts, vocab));
+    const bool ref_bad = oracle::is_failure(oracle::judge(ref_v[std::size_t(r)], tf, vocab));
+    sd.unexplained += bad || ref_bad;
+    if (ts != tf) {
+      ++sd.differ;
+      sd.explained += !bad && !ref_bad;
+    }
+  }
+}
+
+}  // namespace
+
+std::string keys_label(const DivergenceOptions& o) {
+  return o.top_k > 0 ? fmt::format("top-{} keys of each row", o.top_k)
+                     : fmt::format("keys >= {:g} x the winner key", o.competitive);
+}
+
+std::int64_t DivergenceResult::failures() const {
+  std::int64_t n = 0;
+  for (const auto& r : rows) n += r.failures();
+  for (const auto& d : beside) n += d.unexplained;
+  return n;
+}
+
+DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subject* sampler) {
+  DivergenceResult out;
+  const std::unique_ptr<LogitsDump> dump = o.logits_file.empty() ? nullptr : std::make_unique<LogitsDump>(read_logits(o.logits_file));
+  const kernels::Kernel* base = kernels::find_kernel("baseline");
+  const kernels::FusedConfig cfg{};  // production tiling
+  NoiseTally noise;
+  for (float T : o.temperatures) {
+    DivergenceRow rows[2];
+    std::vector<double> full_bounds[2];
+    std::vector<RowGap> gaps[2];
+    KeyErrors key_errors[2];
+    std::int64_t ambiguous[2] = {0, 0};
+    SamplerDivergence sd{T};
+    std::int64_t sampler_ambiguous = 0;
+    for (int batch = 0; batch < o.batches; ++batch) {
+      const fixtures::Batch b = make_batch(o, dump.get(), T, batch);
+      noise.add(b.noise.data(), std::int64_t(b.noise.size()));
+      fixtures::KernelRun base_run;
+      if (o.kernels) {
+        base_run = fixtures::run_kernel(*base, b);
+        if (!base_run.status.ok) throw std::runtime_error("baseline: " + base_run.status.message);
+      }
+      const auto base_v = o.kernels ? b.decide(base->contract()) : std::vector<oracle::Verdict>{};
+      for (int oi = 0; oi < 2; ++oi) {
+        const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
+        const kernels::Kernel* k = &kernels::fused_kernel(order);
+        DivergenceRow& d = rows[oi];
+        d.temperature = T;
+        d.order = order;
+        d.kernels_ran = o.kernels;
+        const auto v = b.decide(k->contract());
+        const oracle::NumericsContract rc = rate_contract(o, k->contract());
+        d.rate_contract = rc;
+        std::vector<oracle::Verdict> overridden;  // verdicts under --rate-*-ulp, when given
+        if (o.exp_ulp || o.div_ulp) overridden = b.decide(rc);
+        const auto& rate_v = overridden.empty() ? v : overridden;
+        collect_gaps(b, rate_v, rc, gaps[oi]);
+        key_errors[oi].merge(deciding_keys(o, b, k->contract(), cfg.block_v));
+        for (std::int64_t r = 0; r < b.rows; ++r) {
+          ++d.rows;
+          full_bounds[oi].push_back(v[std::size_t(r)].rho);
+          ambiguous[oi] += rate_v[std::size_t(r)].ambiguous.size() > 1;
+        }
+        if (!o.kernels) continue;
+        kernels::RunOptions opt;
+        opt.config = cfg;
+        const auto run = fixtures::run_kernel(*k, b, opt);
+        if (!run.status.ok) throw std::runtime_error(k->name + ": " + run.status.message);
+        kernel_stage1(b, run, *k, d);
+        if (sampler && oi == 0) {  // the sampler beside fused-post, on the same noise
+          const auto srun = sampler->run(b);
+          if (!srun.status.ok) throw std::runtime_error(sampler->name() + ": " + srun.status.message);
+          std::vector<std::int64_t> tokens(srun.tokens.begin(), srun.tokens.end()), all(std::size_t(b.rows));
+          std::iota(all.begin(), all.end(), 0);
+          tally_beside(run.tokens, v, tokens, b.decide(sampler->contract()), b.vocab, all, sd, sampler_ambiguous);
+        }
+        for (std::int64_t r = 0; r < b.rows; ++r) {
+          const auto outcome = oracle::judge(v[std::size_t(r)], run.tokens[std::size_t(r)], b.vocab);
+          d.explained += outcome == oracle::Outcome::explained;
+          d.unexplained += oracle::is_failure(outcome);
+          const auto bo = oracle::judge(base_v[std::size_t(r)], base_run.tokens[std::size_t(r)], b.vocab);
+          d.base_explained += bo == oracle::Outcome::explained;
+          d.base_unexplained += oracle::is_failure(bo);
+        }
+      }
+    }
+    if (sampler) {
+      sd.ambiguous_fraction = sd.rows ? double(sampler_ambiguous) / double(sd.rows) : 0;
+      out.beside.push_back(sd);
+    }
+    for (int oi = 0; oi < 2; ++oi) {
+      rows[oi].median_full_bound = median(full_bounds[oi]);
+      rows[oi].ambiguous_fraction = rows[oi].rows ? double(ambiguous[oi]) / double(rows[oi].rows) : 0;
+      const KeyErrors& ke = key_errors[oi];
+      rows[oi].keys = ke.keys;
+      rows[oi].max_actual = ke.max_actual;
+      rows[oi].max_bound = ke.max_bound;
+      rows[oi].worst_ratio = ke.worst_ratio;
+      rows[oi].rms_actual = ke.keys ? std::sqrt(ke.squares / double(ke.keys)) : 0;
+      rows[oi].off_max_keys = ke.off_max;
+      rows[oi].rms_off_max = ke.off_max ? std::sqrt(ke.off_max_squares / double(ke.off_max)) : 0;
+      rows[oi].rate = estimate_rate(gaps[oi], rows[oi].rows, o.window);
+      out.rows.push_back(rows[oi]);
+    }
+    std::fprintf(stderr, "  .. T=%g done\n", T);
+  }
+  out.noise = noise.finish();
+  return out;
+}
+
+DivergenceResult compare_dumps(const std::string& path_a, const std::string& path_b) {
+  const protocol::Dump a = protocol::read_dump(path_a), b = protocol::read_dump(path_b);
+  const auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+    return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  };
+  if (a.rows != b.rows || a.vocab != b.vocab)
+    throw std::invalid_argument(fmt::format("{} is {} x {} but {} is {} x {}: not the same inputs", path_a, a.rows, a.vocab,
+                                            path_b, b.rows, b.vocab));
+  for (const auto& [name, x, y] : {std::tuple{"logits", &a.logits, &b.logits}, std::tuple{"noise", &a.noise, &b.noise},
+                                   std::tuple{"temperatures", &a.temperatures, &b.temperatures}})
+    if (!same(*x, *y))
+      throw std::invalid_argument(fmt::format("{} and {} hold different {}: a comparison needs the same inputs and noise",
+                                              path_a, path_b, name));
+  if (a.constants.eps != b.constants.eps || a.constants.greedy_eps != b.constants.greedy_eps)
+    throw std::invalid_argument(path_a + " and " + path_b + " declare different eps or greedy_eps");
+  const auto va = oracle::decide_batch(a.view(), a.contract, a.constants);
+  const auto vb = oracle::decide_batch(b.view(), b.contract, b.constants);
+  std::map<float, std::vector<std::int64_t>> by_t;
+  for (std::int64_t r = 0; r < a.rows; ++r) by_t[a.temperatures[std::size_t(r)]].push_back(r);
+  const std::vector<std::int32_t> ref(a.tokens.begin(), a.tokens.end());
+  DivergenceResult out;
+  for (const auto& [T, rows] : by_t) {
+    SamplerDivergence sd{T};
+    std::int64_t amb = 0;
+    tally_beside(ref, va, b.tokens, vb, a.vocab, rows, sd, amb);
+    sd.ambiguous_fraction = sd.rows ? double(amb) / double(sd.rows) : 0;
+    out.beside.push_back(sd);
+  }
+  NoiseTally noise;
+  noise.add(a.noise.data(), std::int64_t(a.noise.size()));
+  out.noise = noise.finish();
+  return out;
+}
+
+}  // namespace raceoracle::analysis
