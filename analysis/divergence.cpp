@@ -183,7 +183,6 @@ oracle::NumericsContract rate_contract(const DivergenceOptions& o, oracle::Numer
   return c;
 }
 
-
 /// One temperature's sampler table row from its tokens and verdicts beside
 /// the reference tokens and verdicts.
 void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle::Verdict>& ref_v,
