@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "analysis/key_emulation.h"
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/registry.h"
 #include "oracle/error_model.h"
@@ -40,18 +40,18 @@ LogitsDump read_logits(const std::string& path) {
 /// The rows of one batch: from the user's dump (fresh noise), N(0, sigma^2),
 /// or LLM-like rows centred at 8 with sigma 2.5, so |x| is as large as real
 /// logits are: the error of x - m grows with |x|.
-fixtures::Batch make_batch(const DivergenceOptions& o, const LogitsDump* dump, float T, int batch) {
+subject::Batch make_batch(const DivergenceOptions& o, const LogitsDump* dump, float T, int batch) {
   const std::uint64_t seed = o.seed + std::uint64_t(batch) * 7919 + std::uint64_t(T * 1e4);
-  fixtures::Batch b;
+  subject::Batch b;
   if (dump) {
-    b = fixtures::Batch::make(o.rows, dump->vocab, dump->dtype);
+    b = subject::Batch::make(o.rows, dump->vocab, dump->dtype);
     for (std::int64_t r = 0; r < b.rows; ++r) {
       const std::int64_t src = (std::int64_t(batch) * o.rows + r) % dump->rows;
       std::copy_n(dump->logits.begin() + src * dump->vocab, dump->vocab, b.logits.begin() + r * b.logit_stride);
     }
     fixtures::fill_exp1_noise(b, seed);
   } else {
-    b = fixtures::Batch::make(o.rows, o.vocab, o.dtype);
+    b = subject::Batch::make(o.rows, o.vocab, o.dtype);
     if (o.normal_sigma > 0)
       fixtures::fill_llm_like(b, seed, {.centre = 0.0f, .sigma = o.normal_sigma, .peak_one_in = 0});
     else
@@ -68,7 +68,7 @@ double median(std::vector<double> v) {
 }
 
 /// The real kernel's stage-1 keys (tile winners) against their certified bound.
-void kernel_stage1(const fixtures::Batch& b, const fixtures::KernelRun& run, const kernels::Kernel& k, DivergenceRow& out) {
+void kernel_stage1(const subject::Batch& b, const subject::KernelRun& run, const kernels::Kernel& k, DivergenceRow& out) {
   const auto& p = run.partials;
   for (std::int64_t r = 0; r < b.rows; ++r)
     for (std::int64_t tile = 0; tile < p.tiles; ++tile) {
@@ -100,7 +100,7 @@ struct KeyErrors {
 
 /// Row r's deciding ids (competitive keys, or the top k): emulated fp32
 /// error against float64 and the certified bound.
-KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, std::int64_t r,
+KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std::int64_t r,
                         const oracle::NumericsContract& c, int block_v) {
   KeyErrors out;
   const double t = race::clamp_temperature(b.temperatures[std::size_t(r)]);
@@ -144,7 +144,7 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, st
 }
 
 /// deciding_keys over every row of `b`, on every core.
-KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, const oracle::NumericsContract& c,
+KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, const oracle::NumericsContract& c,
                         int block_v) {
   const int n = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), int(b.rows)));
   std::vector<KeyErrors> part(static_cast<std::size_t>(n));
@@ -160,7 +160,7 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const fixtures::Batch& b, co
 }
 
 /// Each sampling row's top-two gap against the gap the contract tolerates.
-void collect_gaps(const fixtures::Batch& b, const std::vector<oracle::Verdict>& v, const oracle::NumericsContract& c,
+void collect_gaps(const subject::Batch& b, const std::vector<oracle::Verdict>& v, const oracle::NumericsContract& c,
                   std::vector<RowGap>& out) {
   const oracle::BatchView view = b.view();
   for (std::int64_t r = 0; r < b.rows; ++r) {
@@ -219,7 +219,7 @@ std::int64_t DivergenceResult::failures() const {
   return n;
 }
 
-DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subject* sampler) {
+DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subject* sampler) {
   DivergenceResult out;
   const std::unique_ptr<LogitsDump> dump = o.logits_file.empty() ? nullptr : std::make_unique<LogitsDump>(read_logits(o.logits_file));
   const kernels::Kernel* base = kernels::find_kernel("baseline");
@@ -234,11 +234,11 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subj
     SamplerDivergence sd{T};
     std::int64_t sampler_ambiguous = 0;
     for (int batch = 0; batch < o.batches; ++batch) {
-      const fixtures::Batch b = make_batch(o, dump.get(), T, batch);
+      const subject::Batch b = make_batch(o, dump.get(), T, batch);
       noise.add(b.noise.data(), std::int64_t(b.noise.size()));
-      fixtures::KernelRun base_run;
+      subject::KernelRun base_run;
       if (o.kernels) {
-        base_run = fixtures::run_kernel(*base, b);
+        base_run = subject::run_kernel(*base, b);
         if (!base_run.status.ok) throw std::runtime_error("baseline: " + base_run.status.message);
       }
       const auto base_v = o.kernels ? b.decide(base->contract()) : std::vector<oracle::Verdict>{};
@@ -265,7 +265,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subj
         if (!o.kernels) continue;
         kernels::RunOptions opt;
         opt.config = cfg;
-        const auto run = fixtures::run_kernel(*k, b, opt);
+        const auto run = subject::run_kernel(*k, b, opt);
         if (!run.status.ok) throw std::runtime_error(k->name + ": " + run.status.message);
         kernel_stage1(b, run, *k, d);
         if (sampler && oi == 0) {  // the sampler beside fused-post, on the same noise

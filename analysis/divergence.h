@@ -11,7 +11,8 @@
 
 #include "analysis/disagreement_rate.h"
 #include "analysis/noise_report.h"
-#include "fixtures/subject.h"
+#include "subject/subject.h"
+#include "io/table.h"
 #include "oracle/row.h"
 
 namespace raceoracle::analysis {
@@ -91,8 +92,13 @@ struct DivergenceResult {
 /// What the key-error columns cover: "keys >= 0.5 x the winner key", "top-8 keys of each row".
 std::string keys_label(const DivergenceOptions& o);
 /// `sampler`, when given, is also run on every batch, beside fused-post.
-DivergenceResult run_divergence(const DivergenceOptions& o, const fixtures::Subject* sampler = nullptr);
+DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subject* sampler = nullptr);
 /// Two dumps of the same logits, noise and temperatures: their tokens per temperature.
 DivergenceResult compare_dumps(const std::string& a, const std::string& b);
+
+/// Every column of divergence.csv and divergence.json, and of sampler.csv and
+/// sampler.json, once: the text tables, CSV and JSON render from these.
+const std::vector<io::Column<DivergenceRow>>& divergence_columns();
+const std::vector<io::Column<SamplerDivergence>>& sampler_columns();
 
 }  // namespace raceoracle::analysis

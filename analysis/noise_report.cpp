@@ -154,4 +154,10 @@ std::string NoiseReport::describe() const {
                          chi_squared, dof, p_value, p_value < 1e-3 ? " -- NOT Exp(1)" : "", worst_bin);
 }
 
+nlohmann::json to_json(const NoiseReport& n) {
+  return {{"draws", n.draws}, {"zeros", n.zeros}, {"infinite", n.infinite}, {"nan_or_negative", n.invalid},
+          {"min_positive", n.min_positive}, {"max_finite", n.max_finite}, {"expected_max", n.expected_max},
+          {"chi_squared", n.chi_squared}, {"dof", n.dof}, {"p_value", n.p_value}, {"worst_bin", n.worst_bin}};
+}
+
 }  // namespace raceoracle::analysis

@@ -6,6 +6,7 @@
 /// floor is visible. Bins and thresholds: docs/DIVERGENCE.md, "The noise".
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct NoiseReport {
   bool tested() const { return dof > 0; }
   std::string describe() const;  ///< two readable lines
 };
+/// Every field, named: the `noise` object of verify's and divergence's JSON reports.
+nlohmann::json to_json(const NoiseReport& n);
 
 /// Accumulates draws over many batches, then tests them.
 class NoiseTally {

@@ -15,8 +15,8 @@ namespace fx = raceoracle::fixtures;
 namespace {
 
 /// bf16 (the production dtype) LLM-like rows.
-fx::Batch make(int rows, int vocab, float temperature) {
-  fx::Batch b = fx::Batch::make(rows, vocab, ro::Dtype::bf16);
+raceoracle::subject::Batch make(int rows, int vocab, float temperature) {
+  raceoracle::subject::Batch b = raceoracle::subject::Batch::make(rows, vocab, ro::Dtype::bf16);
   fx::fill_llm_like(b, 1, {.sigma = 3.0f});
   std::fill(b.temperatures.begin(), b.temperatures.end(), temperature);
   b.storage();
@@ -26,7 +26,7 @@ fx::Batch make(int rows, int vocab, float temperature) {
 void BM_DecideBatch(benchmark::State& state) {
   const int rows = int(state.range(0)), vocab = 163840, threads = int(state.range(1));
   const float T = state.range(2) / 100.0f;
-  const fx::Batch b = make(rows, vocab, T);
+  const raceoracle::subject::Batch b = make(rows, vocab, T);
   const ro::BatchView v = b.view();
   for (auto _ : state) benchmark::DoNotOptimize(ro::decide_batch(v, ro::NumericsContract{}, {}, threads));
   state.SetItemsProcessed(state.iterations() * std::int64_t(rows) * vocab);
@@ -39,7 +39,7 @@ BENCHMARK(BM_DecideBatch)->Args({256, 2, 100})->Args({256, 1, 100})->Args({256, 
 /// BM_DecideBatch/256/1/100 is what the screen buys.
 void BM_DecideReference(benchmark::State& state) {
   const int rows = int(state.range(0)), vocab = 163840;
-  const fx::Batch b = make(rows, vocab, 1.0f);
+  const raceoracle::subject::Batch b = make(rows, vocab, 1.0f);
   const ro::BatchView v = b.view();
   for (auto _ : state)
     for (std::int64_t r = 0; r < rows; ++r) benchmark::DoNotOptimize(ro::decide_reference(v.row(r), ro::NumericsContract{}));

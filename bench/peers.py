@@ -8,7 +8,7 @@ torch.compile, and the Triton race of examples/triton_race_sampler.py.
                            [--peers eager compile triton] [--launch python|graph|both]
                            [--raceoracle build/nvidia/cli/raceoracle] [--json out.json]
 
-Shapes and inputs follow `raceoracle bench` (cli/bench.cpp): rows x V logits
+Shapes and inputs follow `raceoracle bench` (bench/kernel_timing.cpp): rows x V logits
 and fp32 noise, a quarter of the rows greedy (T = 0), the rest T = 0.7; a
 pool of rows larger than the L2 cache of which each launch reads the next
 window, round the pool across samples; per cell `--samples` samples of

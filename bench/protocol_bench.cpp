@@ -15,8 +15,8 @@ namespace {
 
 const char* kModes[] = {"raw", "numpy", "torch"};
 
-ro::fixtures::Batch make(int rows, int vocab) {
-  ro::fixtures::Batch b = ro::fixtures::Batch::make(rows, vocab, ro::oracle::Dtype::bf16);
+ro::subject::Batch make(int rows, int vocab) {
+  ro::subject::Batch b = ro::subject::Batch::make(rows, vocab, ro::oracle::Dtype::bf16);
   ro::fixtures::fill_llm_like(b, 1, {.sigma = 3.0f});
   return b;
 }
@@ -26,7 +26,7 @@ void BM_RoundTrip(benchmark::State& state) {
   ro::protocol::SamplerSpec spec;
   spec.command = std::string(RACEORACLE_BENCH_PYTHON) + " " + RACEORACLE_BENCH_DIR + "/echo_sampler.py " + kModes[state.range(2)];
   ro::protocol::ExternalSampler sampler(spec);
-  const ro::fixtures::Batch b = make(rows, vocab);
+  const ro::subject::Batch b = make(rows, vocab);
   sampler.run(b);  // warm: imports, first-touch pages of the buffers both sides reuse
   for (auto _ : state) {
     const auto r = sampler.run(b);

@@ -1,10 +1,7 @@
-// `raceoracle check`: the property suite, the mutant gate and the
+// `raceoracle check`: the laws, the mutant gate and the
 // production-shape agreement run, on kernels or on an external sampler.
 #include <fmt/format.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +14,8 @@
 #include "cli/commands.h"
 #include "io/children.h"
 #include "kernels/device_memory.h"
+#include "mutants/gate.h"
+#include "mutants/report.h"
 #include "properties/suite.h"
 
 namespace raceoracle::cli {
@@ -24,12 +23,12 @@ namespace {
 
 /// The subjects of a check: the named kernels, or the one external sampler
 /// (kept alive in `sampler`). Empty when the sampler could not be started.
-std::vector<const fixtures::Subject*> subjects_of(const CheckOptions& o,
+std::vector<const subject::Subject*> subjects_of(const CheckOptions& o,
                                                  std::unique_ptr<protocol::ExternalSampler>& sampler) {
-  std::vector<const fixtures::Subject*> out;
+  std::vector<const subject::Subject*> out;
   if (o.sampler.given()) {
     try {
-      sampler = open_sampler(o.sampler);
+      sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
     } catch (const protocol::Breakdown& e) {
       std::printf("sampler %s: %s\n", protocol::to_string(e.kind), e.what());
       return out;
@@ -37,7 +36,7 @@ std::vector<const fixtures::Subject*> subjects_of(const CheckOptions& o,
     out.push_back(sampler.get());
     return out;
   }
-  for (const kernels::Kernel* k : resolve_kernels(o.kernels, false)) out.push_back(&fixtures::subject_of(*k));
+  for (const kernels::Kernel* k : kernels::resolve_kernels(o.kernels, false)) out.push_back(&subject::subject_of(*k));
   return out;
 }
 
@@ -64,9 +63,8 @@ int check_on_devices(const CheckOptions& o) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / fmt::format("raceoracle-devices-{}", ::getpid());
   fs::create_directories(dir);
-  std::error_code ec;
-  const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
-  if (ec) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
+  const std::string self = io::self_executable();
+  if (self.empty()) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
   std::vector<std::string> base = without(without(o.args, "--devices"), "--json");
   std::printf("raceoracle check on %d device%s: shard i runs on device i; logs in %s\n", n, n == 1 ? "" : "s",
               dir.c_str());
@@ -80,25 +78,10 @@ int check_on_devices(const CheckOptions& o) {
     for (const std::string& a : {std::string("--shard"), fmt::format("{}/{}", i, n), std::string("--json"), report}) args.push_back(a);
     m.reports.push_back(report);
     const kernels::EnvSetting env = kernels::device_visibility(i);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) {
-      if (!io::become_group_leader(parent)) ::_exit(1);  // a shard never outlives the run that started it
-      if (!env.name.empty()) ::setenv(env.name.c_str(), env.value.c_str(), 1);
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(self.c_str(), argv.data());
-      ::_exit(127);
-    }
+    pids.push_back(io::spawn_logged(self, args, env.name, env.value, log));
     note(fmt::format("shard {}/{}{}: {}", i, n, env.name.empty() ? "" : " on " + env.name + "=" + env.value, log));
-    io::track_group(pid);
-    pids.push_back(pid);
   }
-  for (const pid_t pid : pids) ::waitpid(pid, nullptr, 0), io::untrack_group(pid);
+  for (const pid_t pid : pids) io::wait_group(pid);
   return merge(m);
 }
 
@@ -119,8 +102,8 @@ int check(const CheckOptions& o) {
                    {"version", RACEORACLE_VERSION},
                    {"kernels", o.kernels},
                    {"sampler", o.sampler.command},
-                   {"sampler_overrides", o.sampler.overrides},
-                   {"properties", o.properties},
+                   {"sampler_overrides", protocol::to_fields(o.sampler.overrides)},
+                   {"properties", o.laws},
                    {"agreement", o.run_agreement ? nlohmann::json{{"rows", o.agreement.rows},
                                                                   {"vocab", o.agreement.vocab},
                                                                   {"dtype", race::to_string(o.agreement.dtype)},
@@ -130,7 +113,7 @@ int check(const CheckOptions& o) {
                    {"fail_fast", o.fail_fast},
                    {"settings", nlohmann::json::parse(properties::to_json(o.run))}};
   const bool sharded = o.shard.count > 1;
-  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per property%s\n", kernels::backend_name(),
+  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per law%s\n", kernels::backend_name(),
               kernels::device_description().c_str(), static_cast<unsigned long long>(o.run.seed), o.run.cases,
               sharded ? (", shard " + o.shard.str()).c_str() : "");
   std::fflush(stdout);
@@ -165,13 +148,13 @@ int check(const CheckOptions& o) {
     std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
     return 2;
   }
-  const auto selected = property_selection(o.properties);
+  const auto selected = properties::law_selection(o.laws);
   int failures = 0;
 
-  // 1. The property suite on each subject.
-  std::printf("\n== properties ==\n%-24s %-14s %-9s %7s %7s\n", "property", "subject", "result", "cases", "time");
+  // 1. The laws on each subject.
+  std::printf("\n== laws ==\n%-24s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
   for (const auto* k : ks)
-    for (const auto& p : properties::properties()) {
+    for (const auto& p : properties::laws()) {
       if (!selected(p) || (o.fail_fast && failures > 0)) continue;
       if (!p.applies_to(*k)) {
         if (sampler) std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
@@ -180,12 +163,7 @@ int check(const CheckOptions& o) {
       for (const properties::CaseChunk& c : properties::case_chunks(o.run.cases, o.run.seed, o.cases_per_unit)) {
         const std::size_t u = unit++;
         if (!o.shard.owns(u)) continue;
-        properties::RunSettings chunk = o.run;
-        chunk.seed = c.seed;
-        chunk.cases = c.cases;
-        if (c.index > 0) chunk.corpus_dir.clear();  // the corpus is replayed once, by chunk 0
-        chunk.matrix = c.index == 0;                // and the coverage matrix met there
-        const auto r = properties::run_property(p, *k, chunk);
+        const auto r = properties::run_law(p, *k, c.settings(o.run));
         const bool ok = r.ok();
         failures += !ok;
         const std::string name = c.of > 1 ? fmt::format("{} [{}/{}]", p.name, c.index + 1, c.of) : p.name;
@@ -211,20 +189,21 @@ int check(const CheckOptions& o) {
       }
     }
 
-  // 2. The mutant gate: every mutant must be killed by a property failure.
+  // 2. The mutant gate: every mutant must be killed by a law's failure.
   if (o.mutants && sampler) {
     std::printf("\n== mutant gate ==\nn/a: the mutants are raceoracle's own kernels; gate a broken sampler with "
                 "`raceoracle mutants --sampler CMD`\n");
   } else if (o.mutants && !(o.fail_fast && failures > 0)) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
-    const mutants::HarnessSettings hs = harness(o.run, o.mutant_timeout_s);
-    std::vector<const fixtures::Subject*> ms;
+    std::vector<const subject::Subject*> ms;
     for (const auto& m : kernels::mutants())  // --kernels K: K's own mutants
       if (o.kernels.empty() ||
           std::find(o.kernels.begin(), o.kernels.end(), kernels::real_kernel_name(m)) != o.kernels.end())
-        ms.push_back(&fixtures::subject_of(m));
-    GateRun gate = run_gate(ms, hs, o.shard, unit, {}, o.properties);  // --properties: the gate's laws too
+        ms.push_back(&subject::subject_of(m));
+    // --laws: the gate's laws too
+    const mutants::GateRun gate = mutants::run_gate(ms, mutants::exec_harness(o.run, o.mutant_timeout_s), o.shard,
+                                                    unit, o.laws, {[](const std::string& m) { note(m + " ..."); }});
     unit += gate.units;
     std::printf("%s", mutants::table(gate.reports).c_str());
     if (sharded) std::printf("(a shard runs some pairs of each mutant: the gate is decided by `raceoracle merge`)\n");
@@ -239,13 +218,13 @@ int check(const CheckOptions& o) {
   std::printf("\n== agreement: %lld rows x %lld ids, %s, %d batch(es) ==\n", static_cast<long long>(o.agreement.rows),
               static_cast<long long>(o.agreement.vocab), oracle::to_string(o.agreement.dtype), o.agreement.batches);
   std::fflush(stdout);
-  std::vector<AgreementCell> cells;
+  std::vector<analysis::AgreementCell> cells;
   std::map<std::string, std::size_t> unit_of;  // one unit per subject
-  std::vector<const fixtures::Subject*> mine;
+  std::vector<const subject::Subject*> mine;
   for (const auto* k : ks)
     if (o.shard.owns(unit_of[k->name()] = unit++)) mine.push_back(k);
   try {
-    if (!mine.empty()) cells = run_agreement(mine, o.agreement, note);
+    if (!mine.empty()) cells = analysis::run_agreement(mine, o.agreement, note);
   } catch (const std::exception& e) {
     std::printf("agreement run failed: %s\n", e.what());
     report["agreement_error"] = e.what();

@@ -17,8 +17,9 @@
 #include "cli/verify.h"
 #include "io/files.h"
 #include "kernels/device_memory.h"
-#include "kernels/sampler.h"
+#include "kernels/host_api.h"
 #include "protocol/contract_fields.h"
+#include "protocol/external_sampler.h"
 
 namespace raceoracle::cli {
 
@@ -57,21 +58,27 @@ CLI::Validator finite_in(double lo, double hi, bool open_low = false) {
 }
 const CLI::Validator kPositive = finite_in(0.0, INFINITY, true);
 
+/// A validator of a library's check: `accept(text)` throws what is wrong.
+template <class Accept>
+CLI::Validator refusing(Accept accept, const char* description) {
+  return CLI::Validator(
+      [accept](std::string& text) -> std::string {
+        try {
+          accept(text);
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+        return {};
+      },
+      description);
+}
+
 /// --shard I/N on `app`, parsed into `shard`.
 void add_shard(CLI::App* app, properties::Shard& shard) {
   app->add_option_function<std::string>(
          "--shard", [&shard](const std::string& text) { shard = properties::parse_shard(text); },
          "run shard I of N (0 <= I < N): N shards run exactly the unsharded work; join them with `raceoracle merge`")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            try {
-              properties::parse_shard(text);
-              return std::string();
-            } catch (const std::invalid_argument& e) {
-              return std::string(e.what());
-            }
-          },
-          "I/N"));
+      ->check(refusing([](const std::string& text) { properties::parse_shard(text); }, "I/N"));
 }
 
 /// A seed: decimal digits, below 2^64 (CLI11 would wrap -1 to 2^64 - 1 and
@@ -87,26 +94,8 @@ const CLI::Validator kSeed(
 
 /// An output file or directory that can be written: checked when the command
 /// line is read, so that a bad path is exit 2 before the run, not after it.
-const CLI::Validator kWritableFile(
-    [](std::string& path) -> std::string {
-      try {
-        io::check_writable(path);
-      } catch (const io::FileError& e) {
-        return e.what();
-      }
-      return {};
-    },
-    "FILE");
-const CLI::Validator kWritableDir(
-    [](std::string& path) -> std::string {
-      try {
-        io::check_writable_dir(path);
-      } catch (const io::FileError& e) {
-        return e.what();
-      }
-      return {};
-    },
-    "DIR");
+const CLI::Validator kWritableFile = refusing([](const std::string& path) { io::check_writable(path); }, "FILE");
+const CLI::Validator kWritableDir = refusing([](const std::string& path) { io::check_writable_dir(path); }, "DIR");
 
 /// A command line run by /bin/sh -c: an empty or blank one (an unset
 /// variable in a CI script) would check nothing that the user named.
@@ -132,7 +121,7 @@ void require_fits(const std::string& command, std::int64_t rows, std::int64_t vo
 /// --seed, --cases, --shrink-seconds and --no-corpus into one RunSettings.
 void add_run_settings(CLI::App* app, properties::RunSettings& run, const char* no_corpus) {
   app->add_option("--seed", run.seed, "RapidCheck seed (default: the fixed CI seed)")->check(kSeed);
-  app->add_option("--cases", run.cases, "cases per property")->check(CLI::Range(1, 1000000));
+  app->add_option("--cases", run.cases, "cases per law")->check(CLI::Range(1, 1000000));
   app->add_option("--shrink-seconds", run.shrink_seconds,
                   "seconds a failure may spend shrinking before the smallest case found so far is reported")
       ->check(CLI::Range(0.0, 86400.0));
@@ -140,29 +129,31 @@ void add_run_settings(CLI::App* app, properties::RunSettings& run, const char* n
 }
 
 /// --sampler and the flags that go with it, on every command that takes one.
-void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
+void add_sampler_options(CLI::App* app, protocol::SamplerSpec& o, const char* what) {
   auto* s = app->add_option("--sampler", o.command, what)->check(kCommand);
-  app->add_option("--sampler-fds", o.fds, "IN,OUT: a sampler already serving on these inherited descriptors "
-                                          "(how the Python package's check() runs)")
+  app->add_option_function<std::string>(
+         "--sampler-fds", [&o](const std::string& v) { protocol::parse_sampler_fds(v, o); },
+         "IN,OUT: a sampler already serving on these inherited descriptors (how the Python package's check() runs)")
+      ->check(refusing([](const std::string& text) { protocol::SamplerSpec probe; protocol::parse_sampler_fds(text, probe); },
+                       "IN,OUT"))
       ->excludes(s);
   app->add_option("--sampler-timeout", o.timeout_s, "seconds the sampler may take per request (default 60)")
       ->check(finite_in(0.001, 86400.0));
+  protocol::ContractOverrides& over = o.overrides;
   auto flag = [](const char* field) { return protocol::override_flag(field); };
   app->add_option_function<std::string>(
-         flag("scaling_order"), [&o](const std::string& v) { o.overrides["scaling_order"] = v; },
+         flag("scaling_order"),
+         [&over](const std::string& v) { over.scaling_order = v == "pre" ? race::ScalingOrder::pre : race::ScalingOrder::post; },
          "override the sampler's declared scaling order")
       ->check(CLI::IsMember({"post", "pre"}));
   app->add_option_function<double>(
-         flag("exp_ulp"), [&o](double v) { o.overrides["exp_ulp"] = fmt::format("{}", v); },
-         "override the sampler's declared exp error (ulps)")
+         flag("exp_ulp"), [&over](double v) { over.exp_ulp = v; }, "override the sampler's declared exp error (ulps)")
       ->check(finite_in(0.0, protocol::kMaxUlp));
   app->add_option_function<double>(
-         flag("div_ulp"), [&o](double v) { o.overrides["div_ulp"] = fmt::format("{}", v); },
-         "override the sampler's declared division error (ulps)")
+         flag("div_ulp"), [&over](double v) { over.div_ulp = v; }, "override the sampler's declared division error (ulps)")
       ->check(finite_in(0.0, protocol::kMaxUlp));
   app->add_option_function<int>(
-         flag("stages"), [&o](int v) { o.overrides["stages"] = std::to_string(v); },
-         "override the sampler's rounding stages (1 unfused, 2 fused)")
+         flag("stages"), [&over](int v) { over.stages = v; }, "override the sampler's rounding stages (1 unfused, 2 fused)")
       ->check(CLI::IsMember({1, 2}));
 }
 
@@ -170,12 +161,12 @@ void add_sampler_options(CLI::App* app, SamplerOptions& o, const char* what) {
 
 CommandLine::CommandLine()
     : o_(std::make_unique<Options>()),
-      app_("raceoracle: correctness oracle and property suite for exponential-race sampling kernels") {
+      app_("raceoracle: correctness oracle and property-based test suite for exponential-race sampling kernels") {
   Options& o = *o_;
   app_.require_subcommand(1);
   app_.set_version_flag("--version", "raceoracle " RACEORACLE_VERSION);
 
-  o.c = app_.add_subcommand("check", "properties, mutant gate and a production-shape agreement run");
+  o.c = app_.add_subcommand("check", "the laws, the mutant gate and a production-shape agreement run");
   o.c->add_option("--kernels", o.check.kernels,
                   "kernels to check, their mutants gated (default: every real kernel, every mutant)");
   add_sampler_options(o.c, o.check.sampler, "check this sampler (a command speaking docs/SAMPLER_PROTOCOL.md) instead of kernels");
@@ -183,38 +174,38 @@ CommandLine::CommandLine()
                                       "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
       ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
   add_run_settings(o.c, o.check.run, "skip the regression corpus: random search alone must find failures");
-  o.c->add_option("--properties", o.check.properties, "properties to run, in the suite and the mutant gate (default: every one that applies)");
+  o.c->add_option("--laws,--properties", o.check.laws, "laws to run, on the subjects and in the mutant gate (default: every one that applies)");
   o.c->add_flag("!--no-mutants", o.check.mutants, "skip the mutant gate");
   o.c->add_flag("!--no-agreement", o.check.run_agreement, "skip the production-shape agreement run");
-  o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, property)")->check(kPositive);
+  o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, law)")->check(kPositive);
   o.c->add_option("--rows", o.check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
-  o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the property suite at its first failure (mutation runs)");
+  o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the laws at their first failure (mutation runs)");
   add_shard(o.c, o.check.shard);
   o.c->add_option_function<std::string>(
          "--devices", [&o](const std::string& v) { o.check.devices = v == "all" ? -1 : std::stoi(v); },
          "all, or N: run N shards in parallel, one process a device, and merge their reports")
       ->check(CLI::IsMember({"all"}) | CLI::Range(1, 1024));
   o.c->add_option("--cases-per-unit", o.check.cases_per_unit,
-                  "a (subject, property) with more cases is split into units of about this many (sharding grain)")
+                  "a (subject, law) with more cases is split into units of about this many (sharding grain)")
       ->check(CLI::Range(1, 1000000));
 
-  o.m = app_.add_subcommand("mutants", "run every property against every mutant; report kills");
+  o.m = app_.add_subcommand("mutants", "run every law against every mutant; report kills");
   o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all)");
   add_sampler_options(o.m, o.mut.sampler, "gate this deliberately broken sampler (docs/SAMPLER_PROTOCOL.md) instead");
   add_run_settings(o.m, o.mut.run, "skip the regression corpus: random search alone must kill");
-  o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, property)")->check(kPositive);
-  o.m->add_option("--properties", o.mut.properties, "properties to run (default: every one)");
-  o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "properties that must be among the killers");
+  o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, law)")->check(kPositive);
+  o.m->add_option("--laws,--properties", o.mut.laws, "laws to run (default: every one)");
+  o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "laws that must be among the killers");
   o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)")->check(kWritableFile);
   o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)")->check(kWritableFile);
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
   add_shard(o.m, o.mut.shard);
-  o.m->add_option("--json", o.mut.json, "write every (mutant, property) outcome, for `raceoracle merge`")->check(kWritableFile);
+  o.m->add_option("--json", o.mut.json, "write every (mutant, law) outcome, for `raceoracle merge`")->check(kWritableFile);
 
   o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run into one");
   o.mg->add_option("reports", o.merge.reports, "the shards' --json reports, every shard once")->required();
@@ -222,8 +213,8 @@ CommandLine::CommandLine()
   o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)")->check(kWritableFile);
   o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)")->check(kWritableFile);
 
-  o.r = app_.add_subcommand("replay", "replay a property failure from its reproduce string");
-  o.r->add_option("--property", o.rep.property, "property name")->required();
+  o.r = app_.add_subcommand("replay", "replay a law's failure from its reproduce string");
+  o.r->add_option("--law,--property", o.rep.law, "the law's name")->required();
   o.r->add_option("--kernel", o.rep.kernel, "kernel or mutant name");
   add_sampler_options(o.r, o.rep.sampler, "the sampler the failure was found on");
   o.r->add_option("--reproduce", o.rep.run.reproduce, "the reproduce string a failure printed");
@@ -279,20 +270,20 @@ CommandLine::CommandLine()
   o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
 
   o.bn = app_.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
-  o.bn->add_option("--rows", o.bo.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
-  o.bn->add_option("--vocab", o.bo.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
-  o.bn->add_option("--dtypes", o.bo.dtypes, "logit dtypes")->check(CLI::IsMember({"bf16", "f32"}));
-  o.bn->add_option("--kernels", o.bo.kernels, "kernels to time (default: every real kernel)");
-  o.bn->add_option("--samples", o.bo.samples, "timed samples per cell")->check(CLI::Range(1, 100000));
-  o.bn->add_option("--launches", o.bo.per_sample, "launches per sample")->check(CLI::Range(1, 100000));
+  o.bn->add_option("--rows", o.bo.timing.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
+  o.bn->add_option("--vocab", o.bo.timing.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
+  o.bn->add_option("--dtypes", o.bo.timing.dtypes, "logit dtypes")->check(CLI::IsMember({"bf16", "f32"}));
+  o.bn->add_option("--kernels", o.bo.timing.kernels, "kernels to time (default: every real kernel)");
+  o.bn->add_option("--samples", o.bo.timing.samples, "timed samples per cell")->check(CLI::Range(1, 100000));
+  o.bn->add_option("--launches", o.bo.timing.per_sample, "launches per sample")->check(CLI::Range(1, 100000));
   std::vector<int> block_vs;  // the compiled tilings at the default thread count
   for (const kernels::FusedConfig& tiling : kernels::kFusedConfigs)
     if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
-  o.bn->add_option("--block-v", o.bo.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
+  o.bn->add_option("--block-v", o.bo.timing.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
   o.bn->add_option("--json", o.bo.json, "write the results as JSON")->check(kWritableFile);
-  o.bn->add_flag("--flat", o.bo.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
+  o.bn->add_flag("--flat", o.bo.timing.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
 
-  o.l = app_.add_subcommand("list", "list kernels, mutants and properties");
+  o.l = app_.add_subcommand("list", "list kernels, mutants and laws");
 }
 
 CommandLine::~CommandLine() = default;
@@ -307,7 +298,7 @@ void CommandLine::parse(int argc, const char* const* argv) {
   if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
   if (*o.d) require_fits("divergence", o.div.study.rows, o.div.study.vocab);
   if (*o.bn)
-    for (std::int64_t rows : o.bo.rows) require_fits("bench", rows, o.bo.vocab);
+    for (std::int64_t rows : o.bo.timing.rows) require_fits("bench", rows, o.bo.timing.vocab);
 }
 
 int CommandLine::run() {

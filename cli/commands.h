@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/agreement.h"
-#include "cli/subjects.h"
+#include "analysis/agreement.h"
+#include "protocol/external_sampler.h"
 #include "properties/shard.h"
 #include "properties/suite.h"
 
@@ -13,17 +13,17 @@ namespace raceoracle::cli {
 
 struct CheckOptions {
   std::vector<std::string> kernels;  ///< empty: every real kernel
-  SamplerOptions sampler;            ///< given: check this external sampler instead
-  std::vector<std::string> properties;  ///< empty: every property that applies
+  protocol::SamplerSpec sampler;     ///< given: check this external sampler instead
+  std::vector<std::string> laws;  ///< empty: every law that applies
   bool run_agreement = true;            ///< the production-shape agreement run
   /// Seed, cases, corpus (empty: none), shrink budget: the suite's and the mutant gate's.
   properties::RunSettings run;
   bool mutants = true;
   double mutant_timeout_s = 120;
-  AgreementSettings agreement;
+  analysis::AgreementSettings agreement;
   std::string json;  ///< write the machine-readable report here
   bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
-  bool fail_fast = false;     ///< stop the property suite at its first failure
+  bool fail_fast = false;     ///< stop the laws at their first failure
   properties::Shard shard;    ///< run only this shard's units (properties/shard.h)
   int cases_per_unit = properties::kCasesPerUnit;
   /// > 0: run as this many shards in parallel, one process a device, then
@@ -36,10 +36,10 @@ int check(const CheckOptions& o);
 
 struct MutantsOptions {
   std::vector<std::string> mutants;  ///< empty: all
-  SamplerOptions sampler;            ///< given: the mutant is this (deliberately broken) external sampler
+  protocol::SamplerSpec sampler;     ///< given: the mutant is this (deliberately broken) external sampler
   properties::RunSettings run;       ///< seed, cases, corpus (empty: none), shrink budget
   double timeout_s = 120;
-  std::vector<std::string> properties;        ///< run only these (empty: every one)
+  std::vector<std::string> laws;              ///< run only these (empty: every one)
   std::vector<std::string> expect_killed_by;  ///< each must be among the killers
   std::string report_json, matrix_md;
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
@@ -58,8 +58,8 @@ struct MergeOptions {
 int merge(const MergeOptions& o);
 
 struct ReplayOptions {
-  std::string property, kernel;
-  SamplerOptions sampler;  ///< instead of --kernel
+  std::string law, kernel;
+  protocol::SamplerSpec sampler;  ///< instead of --kernel
   std::string case_json;  ///< a CaseSpec (JSON text or a file holding it) instead of a reproduce string
   /// The failing run's seed and cases, and the reproduce string; no corpus.
   properties::RunSettings run = [] {
@@ -70,7 +70,7 @@ struct ReplayOptions {
 };
 int replay(const ReplayOptions& o);
 
-/// Lists kernels, mutants and properties.
+/// Lists kernels, mutants and laws.
 int list();
 
 }  // namespace raceoracle::cli

@@ -18,61 +18,9 @@ namespace {
 
 using analysis::DivergenceRow;
 using analysis::SamplerDivergence;
-using io::Cell;
-
-Cell if_ran(const DivergenceRow& r, Cell c) { return r.kernels_ran ? c : Cell{}; }
-
-/// Every column of divergence.csv and divergence.json, once (docs/DIVERGENCE.md says what each means).
-const std::vector<io::Column<DivergenceRow>> kColumns{
-    {{"temperature", "T", "{:g}", "{}"}, [](const DivergenceRow& r) -> Cell { return r.temperature; }},
-    {{"order"}, [](const DivergenceRow& r) -> Cell { return race::to_string(r.order); }},
-    {{"rows"}, [](const DivergenceRow& r) -> Cell { return r.rows; }},
-    {{"keys"}, [](const DivergenceRow& r) -> Cell { return r.keys; }},
-    {{"max_actual_rel_error", "max error", "{:.3e}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.max_actual; }},
-    {{"rms_actual_rel_error", "rms error", "{:.3e}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rms_actual; }},
-    {{"off_max_keys", "off max"}, [](const DivergenceRow& r) -> Cell { return r.off_max_keys; }},
-    {{"rms_off_max_rel_error", "rms off", "{:.3e}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rms_off_max; }},
-    {{"max_bound", "max bound", "{:.3e}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.max_bound; }},
-    {{"worst_ratio", "ratio", "{:.3f}", "{:.4f}"}, [](const DivergenceRow& r) -> Cell { return r.worst_ratio; }},
-    {{"median_winner_bound", "win bound", "{:.3e}", "{:.6e}"},
-     [](const DivergenceRow& r) -> Cell { return r.median_full_bound; }},
-    {{"kernel_stage1_ratio", "kernel s1", "{:.3f}", "{:.4f}"},
-     [](const DivergenceRow& r) { return if_ran(r, r.kernel_stage1_ratio); }},
-    {{"fused_explained", "fused expl"}, [](const DivergenceRow& r) { return if_ran(r, r.explained); }},
-    {{"fused_unexplained", "fused UNEX"}, [](const DivergenceRow& r) { return if_ran(r, r.unexplained); }},
-    {{"baseline_explained", "base expl"}, [](const DivergenceRow& r) { return if_ran(r, r.base_explained); }},
-    {{"baseline_unexplained", "base UNEX"}, [](const DivergenceRow& r) { return if_ran(r, r.base_unexplained); }},
-    {{"rate_exp_ulp", "exp ulp", "{:g}", "{}"}, [](const DivergenceRow& r) -> Cell { return r.rate_contract.exp_ulp; }},
-    {{"rate_div_ulp", "div ulp", "{:g}", "{}"}, [](const DivergenceRow& r) -> Cell { return r.rate_contract.div_ulp; }},
-    {{"rate", "estimate", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.rate; }},
-    {{"rate_lo", "95% lo", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.lo; }},
-    {{"rate_hi", "95% hi", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.hi; }},
-    {{"ambiguous_fraction", "", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.ambiguous_fraction; }},
-    {{"ambiguous_rows", "counted"},
-     [](const DivergenceRow& r) -> Cell { return std::int64_t(std::llround(r.ambiguous_fraction * double(r.rows))); }},
-    {{"counted_in_interval", "counted in 95%"},
-     [](const DivergenceRow& r) -> Cell {
-       if (r.ambiguous_fraction == 0) return {};
-       return r.rate.contains(r.ambiguous_fraction) ? "yes" : "NO";
-     }},
-    {{"rate_window", "window", "{:.3g}", "{:.4g}"}, [](const DivergenceRow& r) -> Cell { return r.rate.window; }},
-    {{"rate_in_window", "in window"}, [](const DivergenceRow& r) -> Cell { return r.rate.in_window; }},
-    {{"rate_flatness_p", "flat p", "{:.3f}", "{:.4f}"}, [](const DivergenceRow& r) -> Cell { return r.rate.flatness_p; }},
-    {{"rate_mean_threshold", "", "{:.3e}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.mean_threshold; }},
-};
-
-const std::vector<io::Column<SamplerDivergence>> kSamplerColumns{
-    {{"temperature", "T", "{:g}", "{}"}, [](const SamplerDivergence& d) -> Cell { return d.temperature; }},
-    {{"rows"}, [](const SamplerDivergence& d) -> Cell { return d.rows; }},
-    {{"differ"}, [](const SamplerDivergence& d) -> Cell { return d.differ; }},
-    {{"explained"}, [](const SamplerDivergence& d) -> Cell { return d.explained; }},
-    {{"unexplained", "UNEXPLAINED"}, [](const SamplerDivergence& d) -> Cell { return d.unexplained; }},
-    {{"ambiguous_fraction", "ambiguous", "{:.4f}", "{:.6f}"},
-     [](const SamplerDivergence& d) -> Cell { return d.ambiguous_fraction; }},
-};
 
 void write_beside(const std::vector<SamplerDivergence>& beside, const std::string& dir, const std::string& name) {
-  const io::Table t = io::make_table(kSamplerColumns, beside);
+  const io::Table t = io::make_table(analysis::sampler_columns(), beside);
   std::printf("%s", t.text().c_str());
   io::write_file(dir + "/sampler.csv", t.csv());
   io::write_file(dir + "/sampler.json", nlohmann::json{{"sampler", name}, {"rows", t.json()}}.dump(2) + "\n");
@@ -133,11 +81,11 @@ int divergence(const DivergenceOptions& o) {
               static_cast<long long>(s.rows), s.batches, source.c_str(), kernels::backend_name());
   std::unique_ptr<protocol::ExternalSampler> sampler;
   if (o.sampler.given()) {
-    sampler = open_sampler(o.sampler);
+    sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
     std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
   }
   const auto res = analysis::run_divergence(s, sampler.get());
-  const io::Table t = io::make_table(kColumns, res.rows);
+  const io::Table t = io::make_table(analysis::divergence_columns(), res.rows);
   const std::string keys = analysis::keys_label(s);
   std::printf("\nfp32 key error, %s (float64 reference, the fused kernel's operation order;\n"
               "off max: those whose logit is not their tile's max, where x - m_t is not 0):\n%s",
@@ -160,7 +108,7 @@ int divergence(const DivergenceOptions& o) {
   }
   io::write_file(o.out_dir + "/divergence.csv", t.csv());
   io::write_file(o.out_dir + "/divergence.json",
-                 nlohmann::json{{"keys", keys}, {"rows", t.json()}, {"noise", noise_json(res.noise)}}.dump(2) + "\n");
+                 nlohmann::json{{"keys", keys}, {"rows", t.json()}, {"noise", analysis::to_json(res.noise)}}.dump(2) + "\n");
   const std::string svg = svg_plot(res.rows, o.out_dir, keys);
   std::printf("wrote %s/divergence.csv, %s/divergence.json%s\n", o.out_dir.c_str(), o.out_dir.c_str(),
               svg.empty() ? " (no plot: gnuplot not found)" : (", " + svg).c_str());

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "analysis/divergence.h"
-#include "cli/subjects.h"
+#include "protocol/external_sampler.h"
 
 namespace raceoracle::cli {
 
 struct DivergenceOptions {
   analysis::DivergenceOptions study;
   std::string out_dir = "divergence";  ///< CSV, JSON and SVG go here
-  SamplerOptions sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
+  protocol::SamplerSpec sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
   std::vector<std::string> dumps;  ///< two dumps of the same inputs (verify's format): their tokens compared instead
 };
 

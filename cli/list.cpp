@@ -1,4 +1,4 @@
-// `raceoracle list`: kernels, mutants and properties.
+// `raceoracle list`: kernels, mutants and laws.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -18,8 +18,8 @@ int list() {
   }
   std::printf("mutants:\n");
   for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());
-  std::printf("properties:\n");
-  for (const auto& p : properties::properties()) {
+  std::printf("laws:\n");
+  for (const auto& p : properties::laws()) {
     const std::string needs = properties::needs_note(p.needs);
     std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), needs.empty() ? "" : (" (" + needs + ")").c_str());
   }

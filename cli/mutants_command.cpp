@@ -1,4 +1,4 @@
-// `raceoracle mutants`: every property against every mutant (or against a
+// `raceoracle mutants`: every law against every mutant (or against a
 // deliberately broken external sampler); the kill report and the gate.
 #include <fmt/format.h>
 
@@ -7,35 +7,39 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "mutants/gate.h"
+#include "mutants/report.h"
 #include "properties/suite.h"
 
 namespace raceoracle::cli {
 
 int mutants(const MutantsOptions& o) {
   std::unique_ptr<protocol::ExternalSampler> sampler;
-  std::vector<const fixtures::Subject*> ms;
+  std::vector<const subject::Subject*> ms;
   if (o.sampler.given()) {
     if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
-    sampler = open_sampler(o.sampler);
+    sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
     ms.push_back(sampler.get());
   } else {
-    for (const kernels::Kernel* k : resolve_kernels(o.mutants, true)) ms.push_back(&fixtures::subject_of(*k));
+    for (const kernels::Kernel* k : kernels::resolve_kernels(o.mutants, true)) ms.push_back(&subject::subject_of(*k));
   }
-  const mutants::HarnessSettings hs = harness(o.run, o.timeout_s);
-  const GateRun gate = run_gate(ms, hs, o.shard, 0, [](const mutants::PairOutcome& p) {
-    if (p.kind != mutants::PairOutcome::Kind::not_applicable)
-      note(fmt::format("  {}: {} ({:.1f} s)", p.property, mutants::to_string(p.kind), p.seconds));
-  }, o.properties);
+  const mutants::GateProgress progress{[](const std::string& m) { note(m + " ..."); },
+                                      [](const mutants::PairOutcome& p) {
+                                        if (p.kind != mutants::PairOutcome::Kind::not_applicable)
+                                          note(fmt::format("  {}: {} ({:.1f} s)", p.law, mutants::to_string(p.kind), p.seconds));
+                                      }};
+  const mutants::GateRun gate =
+      mutants::run_gate(ms, mutants::exec_harness(o.run, o.timeout_s), o.shard, 0, o.laws, progress);
   const std::vector<mutants::MutantReport>& reports = gate.reports;
   std::printf("%s", mutants::table(reports).c_str());
   // The first killer's counterexample per mutant; the report JSON has the rest.
   for (const auto& r : reports) {
     const mutants::PairOutcome* p = r.first_kill();
     if (!p) continue;
-    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name().c_str(), p->property.c_str(),
+    std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", r.mutant->name().c_str(), p->law.c_str(),
                 p->counterexample.c_str(), p->replay.c_str());
     if (o.save_corpus && !sampler && !p->case_json.empty())
-      std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p->property,
+      std::printf("saved %s\n", properties::save_to_corpus(properties::default_corpus_dir(), p->law,
                                                             "shrunk counterexample that killed " + r.mutant->name(),
                                                             p->case_json).c_str());
   }
@@ -45,8 +49,8 @@ int mutants(const MutantsOptions& o) {
     write_file(o.json, nlohmann::json{{"seed", o.run.seed}, {"cases", o.run.cases}, {"units", gate.units},
                                       {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
                                                {"mutants", o.mutants}, {"sampler", o.sampler.command},
-                                               {"sampler_overrides", o.sampler.overrides},
-                                               {"properties", o.properties}, {"timeout_s", o.timeout_s},
+                                               {"sampler_overrides", protocol::to_fields(o.sampler.overrides)},
+                                               {"properties", o.laws}, {"timeout_s", o.timeout_s},
                                                {"settings", nlohmann::json::parse(properties::to_json(o.run))}}},
                                       {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
                                       {"mutants", gate.json}}.dump(2) + "\n");
@@ -57,7 +61,7 @@ int mutants(const MutantsOptions& o) {
   int bad = 0;
   for (const auto& r : reports) {
     if (!r.killed()) {
-      std::printf("GATE: %s was not killed by any property (%s)\n", r.mutant->name().c_str(), r.status().c_str());
+      std::printf("GATE: %s was not killed by any law (%s)\n", r.mutant->name().c_str(), r.status().c_str());
       ++bad;
     }
     const auto killers = r.killers();

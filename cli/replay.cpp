@@ -1,4 +1,4 @@
-// `raceoracle replay`: one property failure again, from its reproduce string
+// `raceoracle replay`: one law's failure again, from its reproduce string
 // or its saved case.
 #include <cstdio>
 
@@ -10,18 +10,18 @@
 namespace raceoracle::cli {
 
 int replay(const ReplayOptions& o) {
-  const properties::Property* p = properties::find_property(o.property);
-  if (!p) throw std::invalid_argument("unknown property '" + o.property + "'");
+  const properties::Law* p = properties::find_law(o.law);
+  if (!p) throw std::invalid_argument("unknown law '" + o.law + "'");
   if (o.kernel.empty() == !o.sampler.given()) throw std::invalid_argument("replay needs one of --kernel or --sampler");
   std::unique_ptr<protocol::ExternalSampler> sampler;
-  const fixtures::Subject* k = nullptr;
+  const subject::Subject* k = nullptr;
   if (o.sampler.given()) {
-    sampler = open_sampler(o.sampler);
+    sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
     k = sampler.get();
   } else {
     const kernels::Kernel* kk = kernels::find_kernel(o.kernel);
     if (!kk) throw std::invalid_argument("unknown kernel '" + o.kernel + "'; known: " + kernels::kernel_names());
-    k = &fixtures::subject_of(*kk);
+    k = &subject::subject_of(*kk);
   }
   if (!p->applies_to(*k))
     throw std::invalid_argument(p->name + " does not apply to " + k->name() + ": " + properties::needs_note(p->needs));
@@ -36,10 +36,10 @@ int replay(const ReplayOptions& o) {
     return failure.empty() ? 0 : 1;
   }
   if (o.run.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
-  const auto r = properties::run_property(*p, *k, o.run);
+  const auto r = properties::run_law(*p, *k, o.run);
   std::printf("%s on %s: %s\n", p->name.c_str(), k->name().c_str(), r.summary().c_str());
   if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());
-  return r.verdict == properties::PropertyResult::Verdict::passed ? 0 : 1;
+  return r.verdict == properties::LawResult::Verdict::passed ? 0 : 1;
 }
 
 }  // namespace raceoracle::cli

@@ -1,12 +1,16 @@
 #include "io/children.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <filesystem>
 #include <mutex>
+#include <stdexcept>
 
 namespace raceoracle::io {
 namespace {
@@ -56,6 +60,37 @@ void untrack_group(pid_t pid) {
     pid_t expected = pid;
     if (p.compare_exchange_strong(expected, 0)) return;
   }
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : self.string();
+}
+
+pid_t spawn_logged(const std::string& exe, std::vector<std::string> args, const std::string& env_name,
+                   const std::string& env_value, const std::string& log) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (!become_group_leader(parent)) _exit(1);  // a child never outlives the run that started it
+    if (!env_name.empty()) setenv(env_name.c_str(), env_value.c_str(), 1);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 1), dup2(fd, 2);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  track_group(pid);
+  return pid;
+}
+
+void wait_group(pid_t pid) {
+  waitpid(pid, nullptr, 0);
+  untrack_group(pid);
 }
 
 }  // namespace raceoracle::io

@@ -5,6 +5,9 @@
 /// interrupted (SIGINT, SIGTERM, SIGHUP), before the signal takes its course.
 #include <sys/types.h>
 
+#include <string>
+#include <vector>
+
 namespace raceoracle::io {
 
 /// In a forked child, before exec: its own process group, SIGKILL when the
@@ -15,5 +18,17 @@ bool become_group_leader(pid_t parent);
 /// with the child's own setpgid), killed on SIGINT/SIGTERM/SIGHUP until untracked.
 void track_group(pid_t pid);
 void untrack_group(pid_t pid);
+
+/// This process's executable (/proc/self/exe); "" when it cannot be read.
+std::string self_executable();
+
+/// Starts `exe` with `args` (argv[0] first) as a tracked group leader, the
+/// variable `env_name` set to `env_value` (none when the name is empty), its
+/// stdout and stderr to `log` (created or truncated). Throws
+/// std::runtime_error when it cannot fork.
+pid_t spawn_logged(const std::string& exe, std::vector<std::string> args, const std::string& env_name,
+                   const std::string& env_value, const std::string& log);
+/// Waits for a child started by spawn_logged and untracks its group.
+void wait_group(pid_t pid);
 
 }  // namespace raceoracle::io

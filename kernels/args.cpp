@@ -1,7 +1,7 @@
 #include <limits>
 #include <string>
 
-#include "kernels/sampler.h"
+#include "kernels/host_api.h"
 
 namespace raceoracle::kernels {
 

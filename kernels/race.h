@@ -9,7 +9,7 @@
 #include "kernels/device.h"
 #include "kernels/key_arithmetic.h"
 #include "kernels/philox.h"
-#include "kernels/sampler.h"
+#include "kernels/host_api.h"
 
 namespace raceoracle::kernels {
 

@@ -147,4 +147,25 @@ std::string kernel_names() {
   return s;
 }
 
+std::vector<const Kernel*> resolve_kernels(const std::vector<std::string>& names, bool want_mutants) {
+  std::vector<const Kernel*> out;
+  if (names.empty()) {
+    for (const auto& k : want_mutants ? mutants() : kernels()) out.push_back(&k);
+    return out;
+  }
+  for (const auto& n : names) {
+    const Kernel* k = find_kernel(n);
+    if (!k) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernel_names());
+    if (k->is_mutant() && !want_mutants)
+      throw std::invalid_argument("'" + n + "' is a mutant: run it with `raceoracle mutants --mutants " + n +
+                                  "`, which runs each law in a process of its own (a defective kernel may crash the "
+                                  "process it runs in), or replay one failure with `raceoracle replay`");
+    if (!k->is_mutant() && want_mutants)
+      throw std::invalid_argument("'" + n + "' is a real kernel, not a mutant: check it with `raceoracle check --kernels " +
+                                  n + "`");
+    out.push_back(k);
+  }
+  return out;
+}
+
 }  // namespace raceoracle::kernels

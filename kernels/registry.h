@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/sampler.h"
+#include "kernels/host_api.h"
 
 namespace raceoracle::kernels {
 
@@ -52,5 +52,9 @@ const Kernel& fused_kernel(ScalingOrder order);
 /// The real kernel a mutant breaks ("fused-post" of "fused-post~no_m_safe"); a real kernel's own name.
 std::string_view real_kernel_name(const Kernel& k);
 std::string kernel_names();                         ///< comma-separated, real ones first
+/// The kernels named (every real one, or every mutant, when none are);
+/// std::invalid_argument on an unknown name, or on a name of the other list
+/// (saying which command runs it).
+std::vector<const Kernel*> resolve_kernels(const std::vector<std::string>& names, bool want_mutants);
 
 }  // namespace raceoracle::kernels

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "io/children.h"
 
 namespace raceoracle::mutants {
@@ -21,15 +21,15 @@ namespace {
 using Kind = PairOutcome::Kind;
 using Clock = std::chrono::steady_clock;
 
-PairOutcome from_result(const properties::Property& p, const fixtures::Subject& m, const properties::PropertyResult& r) {
+PairOutcome from_result(const properties::Law& p, const subject::Subject& m, const properties::LawResult& r) {
   PairOutcome o;
-  o.property = p.name;
-  if (r.verdict == properties::PropertyResult::Verdict::failed) {
+  o.law = p.name;
+  if (r.verdict == properties::LawResult::Verdict::failed) {
     o.kind = Kind::killed;
     o.counterexample = r.counterexample;
     o.replay = properties::replay_command(p, m, r);
     o.case_json = r.case_json;
-  } else if (r.verdict == properties::PropertyResult::Verdict::error) {
+  } else if (r.verdict == properties::LawResult::Verdict::error) {
     o.kind = Kind::crashed;  // the harness could not run the property: not a kill
     o.detail = r.counterexample;
   }
@@ -40,22 +40,22 @@ PairOutcome from_result(const properties::Property& p, const fixtures::Subject& 
 /// A failure to run at all must never count as a kill. Before the property,
 /// the kernel the mutant was made from runs on a small batch; if it cannot
 /// (no usable device in this process, say), the pair is a crash, with why.
-std::string preflight(const fixtures::Subject& m) {
+std::string preflight(const subject::Subject& m) {
   if (!m.kernel()) return {};  // an external sampler: its client names every failure to run
   const kernels::Kernel* real = kernels::find_kernel(m.kernel()->family == kernels::Family::fused ? "fused-post" : "baseline");
-  const fixtures::KernelRun run = fixtures::run_kernel(*real, fixtures::Batch::make(2, 300));
+  const subject::KernelRun run = subject::run_kernel(*real, subject::Batch::make(2, 300));
   return run.status.ok ? std::string() : real->name + " itself failed to run here: " + run.status.message;
 }
 
-PairOutcome run_pair(const properties::Property& p, const fixtures::Subject& m, const properties::RunSettings& s) {
+PairOutcome run_pair(const properties::Law& p, const subject::Subject& m, const properties::RunSettings& s) {
   if (std::string e = preflight(m); !e.empty()) {
     PairOutcome o;
-    o.property = p.name;
+    o.law = p.name;
     o.kind = Kind::crashed;
     o.detail = e;
     return o;
   }
-  PairOutcome o = from_result(p, m, properties::run_property(p, m, s));
+  PairOutcome o = from_result(p, m, properties::run_law(p, m, s));
   o.settings = properties::to_json(s);
   return o;
 }
@@ -73,7 +73,7 @@ void write_outcome(int fd, const PairOutcome& o) {
 }
 
 /// Runs one pair in a child; the child reports through a pipe as JSON.
-PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject& m, const HarnessSettings& s) {
+PairOutcome run_isolated(const properties::Law& p, const subject::Subject& m, const HarnessSettings& s) {
   const auto start = Clock::now();
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
@@ -122,7 +122,7 @@ PairOutcome run_isolated(const properties::Property& p, const fixtures::Subject&
   kill(-pid, SIGKILL);  // anything the pair's child left in its group
   io::untrack_group(pid);
   PairOutcome o;
-  o.property = p.name;
+  o.law = p.name;
   o.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (timed_out) {
     o.kind = Kind::timed_out;
@@ -167,7 +167,7 @@ const char* to_string(Kind k) {
 std::vector<std::string> MutantReport::killers() const {
   std::vector<std::string> k;
   for (const PairOutcome& p : pairs)
-    if (p.kind == Kind::killed) k.push_back(p.property);
+    if (p.kind == Kind::killed) k.push_back(p.law);
   return k;
 }
 const PairOutcome* MutantReport::first_kill() const {
@@ -192,18 +192,18 @@ std::string MutantReport::status() const {
   return "Survived";
 }
 
-MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
+MutantReport run_mutant(const subject::Subject& m, const HarnessSettings& s,
                         const std::function<void(const PairOutcome&)>& progress,
                         const std::function<bool(std::size_t)>& runs) {
   const auto start = Clock::now();
   MutantReport r;
   r.mutant = &m;
-  for (std::size_t i = 0; i < properties::properties().size(); ++i) {
+  for (std::size_t i = 0; i < properties::laws().size(); ++i) {
     if (runs && !runs(i)) continue;
-    const properties::Property& p = properties::properties()[i];
+    const properties::Law& p = properties::laws()[i];
     PairOutcome o;
     if (!p.applies_to(m)) {
-      o.property = p.name;
+      o.law = p.name;
       o.kind = Kind::not_applicable;
     } else {
       o = s.isolate && m.kernel() ? run_isolated(p, m, s) : run_pair(p, m, s.run);
@@ -226,13 +226,13 @@ int pair_child_main(int argc, char** argv) {
     return 2;
   }
   const kernels::Kernel* m = kernels::find_kernel(argv[2]);
-  const properties::Property* p = properties::find_property(argv[3]);
+  const properties::Law* p = properties::find_law(argv[3]);
   if (!m || !p) {
     std::fprintf(stderr, "__pair: unknown mutant or property\n");
     return 2;
   }
   try {
-    write_outcome(std::stoi(argv[5]), run_pair(*p, fixtures::subject_of(*m), properties::run_settings_from_json(argv[4])));
+    write_outcome(std::stoi(argv[5]), run_pair(*p, subject::subject_of(*m), properties::run_settings_from_json(argv[4])));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "__pair: %s\n", e.what());
     return 2;

@@ -13,7 +13,7 @@ namespace raceoracle::mutants {
 
 struct PairOutcome {
   enum class Kind { killed, survived, crashed, timed_out, not_applicable } kind = Kind::survived;
-  std::string property;
+  std::string law;
   std::string counterexample;  ///< killed: the shrunk counterexample
   std::string replay;          ///< killed: the command that replays it
   std::string case_json;       ///< killed: the shrunk CaseSpec
@@ -26,7 +26,7 @@ struct PairOutcome {
 const char* to_string(PairOutcome::Kind k);
 
 struct MutantReport {
-  const fixtures::Subject* mutant = nullptr;  ///< a registered mutant, or an external sampler built broken
+  const subject::Subject* mutant = nullptr;  ///< a registered mutant, or an external sampler built broken
   std::vector<PairOutcome> pairs;  ///< one per property, in suite order
   double seconds = 0;
 
@@ -61,7 +61,7 @@ int pair_child_main(int argc, char** argv);
 /// a process of its own, watched by its client, so its pairs run here.
 /// `runs(i)`, when given, picks the properties (by index in the suite) this
 /// shard runs; the report then holds only their pairs.
-MutantReport run_mutant(const fixtures::Subject& m, const HarnessSettings& s,
+MutantReport run_mutant(const subject::Subject& m, const HarnessSettings& s,
                         const std::function<void(const PairOutcome&)>& progress = {},
                         const std::function<bool(std::size_t)>& runs = {});
 

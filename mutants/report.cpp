@@ -55,7 +55,7 @@ nlohmann::json pairs_json(const std::vector<MutantReport>& r) {
   for (const auto& m : r) {
     nlohmann::json pairs = nlohmann::json::array();
     for (const PairOutcome& p : m.pairs)
-      pairs.push_back({{"property", p.property}, {"outcome", to_string(p.kind)}, {"counterexample", p.counterexample},
+      pairs.push_back({{"property", p.law}, {"outcome", to_string(p.kind)}, {"counterexample", p.counterexample},
                        {"replay", p.replay}, {"case", p.case_json}, {"detail", p.detail}, {"seconds", p.seconds},
                        {"settings", p.settings}});
     out.push_back({{"mutant", m.mutant->name()}, {"status", m.status()}, {"killed_by", m.killers()},
@@ -71,7 +71,7 @@ std::vector<MutantReport> reports_from_json(const nlohmann::json& j) {
     const kernels::Kernel* k = kernels::find_kernel(name);
     if (!k || !k->is_mutant()) throw std::invalid_argument("'" + name + "' is not a registered mutant");
     MutantReport r;
-    r.mutant = &fixtures::subject_of(*k);
+    r.mutant = &subject::subject_of(*k);
     r.seconds = m.at("seconds").get<double>();
     for (const auto& p : m.at("pairs"))
       r.pairs.push_back({kind_from_string(p.at("outcome").get<std::string>()), p.at("property").get<std::string>(),
@@ -96,7 +96,7 @@ std::string table(const std::vector<MutantReport>& r) {
     std::string extra;
     for (const auto& p : m.pairs)
       if (p.kind == Kind::crashed || p.kind == Kind::timed_out)
-        extra += fmt::format(" [{} {}: {}]", p.property, to_string(p.kind), p.detail);
+        extra += fmt::format(" [{} {}: {}]", p.law, to_string(p.kind), p.detail);
     s += fmt::format("{:<30} {:<13} {:>6.1f}s  {}{}\n", m.mutant->name(), m.status(), m.seconds,
                      fmt::join(m.killers(), ", "), extra);
   }
@@ -109,7 +109,7 @@ std::string table(const std::vector<MutantReport>& r) {
 std::string kill_matrix_markdown(const std::vector<MutantReport>& r) {
   if (r.empty()) return "";
   std::string s = "| mutant |";
-  for (const auto& p : r.front().pairs) s += " " + p.property + " |";
+  for (const auto& p : r.front().pairs) s += " " + p.law + " |";
   s += "\n|---|";
   for (std::size_t i = 0; i < r.front().pairs.size(); ++i) s += "---|";
   s += "\n";

@@ -15,7 +15,7 @@
 namespace raceoracle::properties {
 namespace {
 
-using fixtures::Batch;
+using subject::Batch;
 using oracle::Outcome;
 using oracle::RowClass;
 using oracle::Verdict;
@@ -26,10 +26,10 @@ double g_worst_ratio = 0;
 
 struct Ran {
   std::string error;  // launch failure, empty when the kernel ran
-  fixtures::KernelRun run;
+  subject::KernelRun run;
 };
 
-Ran launch(const fixtures::Subject& k, const Batch& b, const kernels::FusedConfig& cfg,
+Ran launch(const subject::Subject& k, const Batch& b, const kernels::FusedConfig& cfg,
            std::function<void(const kernels::Partials&)> hook = {}) {
   kernels::RunOptions o;
   o.config = cfg;
@@ -68,13 +68,13 @@ std::string each_row(const LawContext& c, const std::string& what, Bad bad) {
   return first_bad_row(c.batch, c.batch.decide(c.subject.contract()), r.run.tokens, what, bad);
 }
 
-bool is_fused(const fixtures::Subject& s) { return s.kernel() && s.kernel()->family == kernels::Family::fused; }
+bool is_fused(const subject::Subject& s) { return s.kernel() && s.kernel()->family == kernels::Family::fused; }
 
-const fixtures::Subject& partner(const fixtures::Subject& s) {
+const subject::Subject& partner(const subject::Subject& s) {
   // The fused kernels and external samplers are compared with the baseline;
   // the baseline with fused-post.
   const bool baseline = s.kernel() && s.kernel()->family == kernels::Family::baseline;
-  return fixtures::subject_of(*kernels::find_kernel(baseline ? "fused-post" : "baseline"));
+  return subject::subject_of(*kernels::find_kernel(baseline ? "fused-post" : "baseline"));
 }
 
 bool valid(const Verdict& v) { return v.row_class != RowClass::invalid; }
@@ -184,7 +184,7 @@ std::string partials_are_finite(const LawContext& c) {
 }
 
 std::string fused_matches_baseline(const LawContext& c) {
-  const fixtures::Subject& other = partner(c.subject);
+  const subject::Subject& other = partner(c.subject);
   const Ran a = launch(c.subject, c.batch, c.config), b = launch(other, c.batch, c.config);
   if (!a.error.empty()) return a.error;
   if (!b.error.empty()) return b.error;
@@ -326,9 +326,9 @@ std::string large_stride_rows(const LawContext& c) {
                               std::size_t(b.vocab) * esize);
     const kernels::Kernel& k = *c.subject.kernel();  // Needs::kernel
     kernels::DeviceArray<float> noise(b.noise), temps(b.temperatures);
-    const fixtures::DeviceSeeds seeds = fixtures::upload_seeds(k, b);
+    const subject::DeviceSeeds seeds = subject::upload_seeds(k, b);
     kernels::DeviceArray<std::int32_t> tokens(std::size_t(b.rows));
-    kernels::SampleArgs a = fixtures::device_args(b, logits.get(), stride, noise.get(), temps.get(), tokens.get());
+    kernels::SampleArgs a = subject::device_args(b, logits.get(), stride, noise.get(), temps.get(), tokens.get());
     seeds.attach(k, a);
     kernels::RunOptions o;
     o.config = c.config;

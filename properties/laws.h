@@ -5,17 +5,17 @@
 /// ambiguity set, what the kernel returned).
 #include <string>
 
-#include "fixtures/subject.h"
+#include "subject/subject.h"
 
 namespace raceoracle::properties {
 
 struct LawContext {
-  const fixtures::Subject& subject;
-  const fixtures::Batch& batch;
+  const subject::Subject& subject;
+  const subject::Batch& batch;
   kernels::FusedConfig config;
 };
 
-using Law = std::string (*)(const LawContext&);
+using LawCheck = std::string (*)(const LawContext&);
 
 std::string agrees_with_oracle(const LawContext& c);
 std::string greedy_is_exact(const LawContext& c);      ///< lowest id, bit-exact, noise-blind

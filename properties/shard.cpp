@@ -34,4 +34,13 @@ std::vector<CaseChunk> case_chunks(int cases, std::uint64_t seed, int per_unit) 
   return out;
 }
 
+RunSettings CaseChunk::settings(const RunSettings& whole) const {
+  RunSettings s = whole;
+  s.seed = seed;
+  s.cases = cases;
+  if (index > 0) s.corpus_dir.clear();
+  s.matrix = index == 0;
+  return s;
+}
+
 }  // namespace raceoracle::properties

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "properties/run_settings.h"
+
 namespace raceoracle::properties {
 
 struct Shard {
@@ -30,6 +32,9 @@ struct CaseChunk {
   int cases = 0;
   std::uint64_t seed = 0;
   int index = 0, of = 1;
+  /// The whole run's settings for this chunk: its seed and cases; the corpus
+  /// replayed and the coverage matrix met by chunk 0 alone.
+  RunSettings settings(const RunSettings& whole) const;
 };
 std::vector<CaseChunk> case_chunks(int cases, std::uint64_t seed, int per_unit);
 inline constexpr int kCasesPerUnit = 1000;

@@ -5,6 +5,7 @@
 #include <rapidcheck/detail/Property.h>
 #include <rapidcheck/detail/TestListener.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -45,7 +46,7 @@ fixtures::MatrixRequirement crossed(std::vector<fixtures::MatrixRow> rows, bool 
   return {std::move(rows), all_edges(), out_of_contract};
 }
 
-std::vector<Property> make_properties() {
+std::vector<Law> make_laws() {
   using K = RowKind;
   using T = fixtures::TemperatureIndex;
   using C = fixtures::Cover;
@@ -63,7 +64,7 @@ std::vector<Property> make_properties() {
   return {
       {.name = "AgreesWithOracle",
        .statement = "every token is the oracle's or inside its ambiguity set",
-       .law = agrees_with_oracle,
+       .check = agrees_with_oracle,
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row, C::vocab_tail, C::whole_masked_tile, C::exact_tie_at_max, C::near_tie,
                       C::t_above_greedy_eps, C::t_below_clamp, C::noise_zero, C::noise_2_pow_minus_24, C::bf16_logits,
@@ -72,40 +73,40 @@ std::vector<Property> make_properties() {
        .matrix = crossed(every_row)},
       {.name = "GreedyIsExact",
        .statement = "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
-       .law = greedy_is_exact,
+       .check = greedy_is_exact,
        .inputs = rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie},
                          {T::zero, T::greedy_eps, T::negative, T::zero}),
        .must_cover = {C::greedy_tie_within_tile, C::greedy_tie_across_tiles, C::t_is_greedy_eps, C::negative_t},
        .matrix = crossed(greedy_rows)},
       {.name = "MaskedIdsNeverWin",
        .statement = "a -inf id never wins while any id is unmasked",
-       .law = masked_ids_never_win,
+       .check = masked_ids_never_win,
        .inputs = rows_of({K::masked_tiles, K::scattered_inf, K::forced}),
        .must_cover = {C::whole_masked_tile, C::noise_zero},
        .matrix = crossed({R::partially_masked, R::masked_whole_tile, R::forced})},
       {.name = "ForcedRowGivesForcedId",
        .statement = "a row with one unmasked id gives it, for every T",
-       .law = forced_row_gives_forced_id,
+       .check = forced_row_gives_forced_id,
        .inputs = rows_of({K::forced}),
        .must_cover = {C::forced_row, C::forced_id_in_last_tile},
        .matrix = crossed({R::forced}),
        .built = fixtures::id_sweep_cases},
       {.name = "FullyMaskedRowIsZero",
        .statement = "an all -inf row gives id 0",
-       .law = fully_masked_row_is_zero,
+       .check = fully_masked_row_is_zero,
        .inputs = rows_of({K::fully_masked, K::masked_tiles}),
        .must_cover = {C::fully_masked_row},
        .matrix = crossed({R::fully_masked})},
       {.name = "TokensInRange",
        .statement = "every token is in [0, V), out-of-contract rows included",
-       .law = tokens_in_range,
+       .check = tokens_in_range,
        .inputs = any_rows(),
        .must_cover = {C::out_of_contract_row, C::vocab_tail, C::vocab_1},
        .matrix = crossed(every_row, true)},
       {.name = "PartialsAreFinite",
        .statement = "stage 1 never writes a NaN key, nor a max other than the tile's largest logit (in contract), nor an "
                     "id outside its tile (any row)",
-       .law = partials_are_finite,
+       .check = partials_are_finite,
        .inputs = rows_of({K::masked_tiles, K::fully_masked, K::scattered_inf, K::realistic}),
        .must_cover = {C::whole_masked_tile, C::fully_masked_row},
        .matrix = crossed({R::partially_masked, R::masked_whole_tile, R::fully_masked, R::sampling_t_ordinary,
@@ -114,40 +115,40 @@ std::vector<Property> make_properties() {
        .needs = Needs::partials},
       {.name = "FusedMatchesBaseline",
        .statement = "fused and baseline agree on the same noise, modulo explained divergence",
-       .law = fused_matches_baseline,
+       .check = fused_matches_baseline,
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row, C::near_tie},
        .matrix = crossed(every_row),
        .case_divisor = 2},
       {.name = "Deterministic",
        .statement = "same inputs give the same tokens across launches and (modulo explained divergence) tile sizes",
-       .law = deterministic,
+       .check = deterministic,
        .inputs = rows_of(in_contract),
        .must_cover = {C::multi_tile_row},
        .matrix = crossed(every_row),
        .case_divisor = 4},
       {.name = "KeyErrorWithinBound",
        .statement = "every stage-1 key lies inside its certified error interval",
-       .law = key_error_within_bound,
+       .check = key_error_within_bound,
        .inputs = rows_of({K::realistic, K::near_tie, K::noise_edges, K::dominating_final}),
        .must_cover = {C::multi_tile_row, C::bf16_logits},
        .matrix = crossed(sampling_rows),
        .needs = Needs::partials},
       {.name = "NanIsolation",
        .statement = "a NaN logit acts as a masked id: it changes nothing else",
-       .law = nan_isolation,
+       .check = nan_isolation,
        .inputs = rows_of({K::nan_logits}),
        .must_cover = {C::nan_logit},
        .matrix = {every_row, {fixtures::MatrixEdge::logit_nan}, true}},
       {.name = "SentinelEscapesVisibly",
        .statement = "stage 2 passes an escaped sentinel through (no result clamp)",
-       .law = sentinel_escapes_visibly,
+       .check = sentinel_escapes_visibly,
        .inputs = rows_of({K::realistic, K::fully_masked}),
        .must_cover = {C::multi_tile_row},
        .needs = Needs::partials},
       {.name = "LargeStrideRows",
        .statement = "rows stored more than 2^32 elements apart are read at the right offsets",
-       .law = large_stride_rows,
+       .check = large_stride_rows,
        .inputs = large_stride,
        .needs = Needs::kernel,
        .case_divisor = 10},
@@ -162,12 +163,12 @@ class QuietListener : public rc::detail::TestListener {
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
 };
 
-std::string property_id(const Property& p, const fixtures::Subject& k) { return p.name + "/" + k.name(); }
+std::string property_id(const Law& p, const subject::Subject& k) { return p.name + "/" + k.name(); }
 
 }  // namespace
 
-const std::vector<Property>& properties() {
-  static const std::vector<Property> p = make_properties();
+const std::vector<Law>& laws() {
+  static const std::vector<Law> p = make_laws();
   return p;
 }
 
@@ -180,7 +181,7 @@ const char* needs_note(Needs n) {
   return "?";
 }
 
-bool Property::applies_to(const fixtures::Subject& s) const {
+bool Law::applies_to(const subject::Subject& s) const {
   switch (needs) {
     case Needs::tokens: return true;
     case Needs::kernel: return s.kernel() != nullptr;
@@ -189,39 +190,45 @@ bool Property::applies_to(const fixtures::Subject& s) const {
   return false;
 }
 
-std::vector<fixtures::Cover> Property::required_coverage(const fixtures::Subject& s) const {
+std::vector<fixtures::Cover> Law::required_coverage(const subject::Subject& s) const {
   std::vector<fixtures::Cover> out;
   for (const fixtures::Cover c : must_cover)
-    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && fixtures::applies(c, fixtures::noise_of(s)))
+    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && fixtures::applies(c, subject::noise_of(s)))
       out.push_back(c);
   return out;
 }
 
-const Property* find_property(const std::string& name) {
-  for (const Property& p : properties())
+const Law* find_law(const std::string& name) {
+  for (const Law& p : laws())
     if (p.name == name) return &p;
   return nullptr;
 }
 
-const char* to_string(PropertyResult::Verdict v) {
+std::function<bool(const Law&)> law_selection(const std::vector<std::string>& names) {
+  for (const std::string& name : names)
+    if (!find_law(name)) throw std::invalid_argument("unknown law '" + name + "'");
+  return [names](const Law& p) { return names.empty() || std::find(names.begin(), names.end(), p.name) != names.end(); };
+}
+
+const char* to_string(LawResult::Verdict v) {
   switch (v) {
-    case PropertyResult::Verdict::passed: return "passed";
-    case PropertyResult::Verdict::failed: return "FAILED";
-    case PropertyResult::Verdict::gave_up: return "GAVE UP";
-    case PropertyResult::Verdict::error: return "ERROR";
+    case LawResult::Verdict::passed: return "passed";
+    case LawResult::Verdict::failed: return "FAILED";
+    case LawResult::Verdict::gave_up: return "GAVE UP";
+    case LawResult::Verdict::error: return "ERROR";
   }
   return "?";
 }
 
-std::string PropertyResult::summary() const {
+std::string LawResult::summary() const {
   std::string s = fmt::format("{} after {} cases in {:.1f} s", to_string(verdict), cases, seconds);
   if (!uncovered.empty()) s += fmt::format("; input classes never met: {}", fmt::join(uncovered, ", "));
   return s;
 }
 
-std::string run_case(const Property& p, const fixtures::Subject& k, const fixtures::CaseSpec& spec) {
-  const fixtures::Batch b = fixtures::materialize(spec, fixtures::noise_of(k));
-  return p.law(LawContext{k, b, fixtures::config_of(spec)});
+std::string run_case(const Law& p, const subject::Subject& k, const fixtures::CaseSpec& spec) {
+  const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k));
+  return p.check(LawContext{k, b, fixtures::config_of(spec)});
 }
 
 namespace {
@@ -236,7 +243,7 @@ const std::vector<CorpusEntry>& cached_corpus(const std::string& dir) {
 }
 }  // namespace
 
-fixtures::CaseSpec fewest_failing_rows(const Property& p, const fixtures::Subject& k, fixtures::CaseSpec spec) {
+fixtures::CaseSpec fewest_failing_rows(const Law& p, const subject::Subject& k, fixtures::CaseSpec spec) {
   // ddmin (Zeller) over the row list, order kept: try each of n chunks alone,
   // then each complement; a failing one becomes the case; else n doubles.
   auto fails = [&](const fixtures::CaseSpec& c) {
@@ -266,13 +273,13 @@ fixtures::CaseSpec fewest_failing_rows(const Property& p, const fixtures::Subjec
   return spec;
 }
 
-PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s) {
+LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s) {
   const auto start = std::chrono::steady_clock::now();
-  PropertyResult out;
+  LawResult out;
   // A saved or built case that failed (or broke the subject down): the result, replayable by its case.
   auto failed_case = [&](const fixtures::CaseSpec& spec, const std::string& where, const std::string& failure,
                          const std::string& breakdown) {
-    out.verdict = breakdown.empty() ? PropertyResult::Verdict::failed : PropertyResult::Verdict::error;
+    out.verdict = breakdown.empty() ? LawResult::Verdict::failed : LawResult::Verdict::error;
     out.counterexample = fmt::format("{} on {} ({})\n  case: {}\n  {}", p.name, k.name(), where, fixtures::describe(spec),
                                      breakdown.empty() ? failure : breakdown);
     out.case_json = fixtures::to_json(spec);
@@ -282,7 +289,7 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
   // Failing cases found once are replayed first (SPEC: regression corpus).
   if (!s.corpus_dir.empty() && s.reproduce.empty()) {
     for (const CorpusEntry& e : cached_corpus(s.corpus_dir)) {
-      if (e.property != p.name) continue;
+      if (e.law != p.name) continue;
       ++out.cases;
       const std::string failure = run_case(p, k, e.spec);
       const std::string breakdown = k.take_breakdown();
@@ -297,10 +304,10 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     if (p.built)
       for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
     for (const auto& [spec, what] : built) {
-      const fixtures::Batch b = fixtures::materialize(spec, fixtures::noise_of(k));
+      const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k));
       cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
       ++out.cases;
-      const std::string failure = p.law(LawContext{k, b, fixtures::config_of(spec)});
+      const std::string failure = p.check(LawContext{k, b, fixtures::config_of(spec)});
       const std::string breakdown = k.take_breakdown();
       if (!breakdown.empty()) return failed_case(spec, what, failure, breakdown);
       if (!failure.empty()) {
@@ -326,12 +333,12 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
       shrink_stopped = true;
       return;
     }
-    const fixtures::Batch b = fixtures::materialize(spec, fixtures::noise_of(k));
+    const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k));
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     covered |= fixtures::coverage(b, cfg.block_v);
     cells |= fixtures::cells_met(b, cfg.block_v);
     ++cases;
-    const std::string failure = p.law(LawContext{k, b, cfg});
+    const std::string failure = p.check(LawContext{k, b, cfg});
     if (std::string why = k.take_breakdown(); !why.empty()) {
       breakdown = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec), why);
       last_json = fixtures::to_json(spec);
@@ -354,13 +361,13 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     try {
       reproduce = rc::detail::configFromString("reproduce=" + s.reproduce).reproduce;
     } catch (const std::exception& e) {
-      out.verdict = PropertyResult::Verdict::error;
+      out.verdict = LawResult::Verdict::error;
       out.counterexample = std::string("bad reproduce string: ") + e.what();
       return out;
     }
     if (!reproduce.count(meta.id)) {
-      out.verdict = PropertyResult::Verdict::error;
-      out.counterexample = "the reproduce string is for another property or kernel than " + meta.id;
+      out.verdict = LawResult::Verdict::error;
+      out.counterexample = "the reproduce string is for another law or kernel than " + meta.id;
       return out;
     }
   }
@@ -372,11 +379,11 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
   rc::detail::GaveUpResult gave_up;
   rc::detail::Error error;
   if (!breakdown.empty()) {
-    out.verdict = PropertyResult::Verdict::error;
+    out.verdict = LawResult::Verdict::error;
     out.counterexample = breakdown;
     out.case_json = last_json;
   } else if (result.match(failure)) {
-    out.verdict = PropertyResult::Verdict::failed;
+    out.verdict = LawResult::Verdict::failed;
     out.counterexample = last_failure.empty() ? failure.description : last_failure;
     if (shrink_stopped)
       out.counterexample += fmt::format("\n  (shrinking stopped after {:g} s: this case may not be the smallest; "
@@ -388,26 +395,26 @@ PropertyResult run_property(const Property& p, const fixtures::Subject& k, const
     const auto at = text.find("reproduce=");
     out.reproduce = at == std::string::npos ? text : text.substr(at + 10);
   } else if (result.match(gave_up)) {
-    out.verdict = PropertyResult::Verdict::gave_up;
+    out.verdict = LawResult::Verdict::gave_up;
     out.counterexample = gave_up.description;
   } else if (result.match(error)) {
-    out.verdict = PropertyResult::Verdict::error;
+    out.verdict = LawResult::Verdict::error;
     out.counterexample = error.description;
   } else if (s.reproduce.empty()) {
     for (const fixtures::Cover c : p.required_coverage(k))
       if (!fixtures::has(covered, c)) out.uncovered.push_back(fixtures::to_string(c));
     for (const fixtures::MatrixCell& c :
-         fixtures::required_cells(s.matrix ? p.matrix : fixtures::MatrixRequirement{}, fixtures::noise_of(k)))
+         fixtures::required_cells(s.matrix ? p.matrix : fixtures::MatrixRequirement{}, subject::noise_of(k)))
       if (!cells.test(fixtures::index(c))) out.uncovered.push_back(c.str());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
-std::string replay_command(const Property& p, const fixtures::Subject& k, const PropertyResult& r) {
+std::string replay_command(const Law& p, const subject::Subject& k, const LawResult& r) {
   if (r.reproduce.empty() && !r.case_json.empty())
-    return fmt::format("raceoracle replay --property {} {} --case '{}'", p.name, k.replay_args(), r.case_json);
-  return fmt::format("raceoracle replay --property {} {} --reproduce '{}'", p.name, k.replay_args(), r.reproduce);
+    return fmt::format("raceoracle replay --law {} {} --case '{}'", p.name, k.replay_args(), r.case_json);
+  return fmt::format("raceoracle replay --law {} {} --reproduce '{}'", p.name, k.replay_args(), r.reproduce);
 }
 
 std::string default_corpus_dir() { return data_dir() + "/properties/corpus"; }

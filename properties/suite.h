@@ -3,6 +3,7 @@
 /// §4), the input classes it must meet (coverage is a requirement), and a
 /// runner over RapidCheck with per-call seed, case count and replay.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@
 #include "fixtures/generators.h"
 #include "fixtures/matrix.h"
 #include "fixtures/sweep.h"
-#include "fixtures/subject.h"
+#include "subject/subject.h"
 #include "properties/laws.h"
 #include "properties/run_settings.h"
 
@@ -26,10 +27,10 @@ enum class Needs : std::uint8_t {
 /// Why a law does not apply to every subject; "" for Needs::tokens.
 const char* needs_note(Needs n);
 
-struct Property {
+struct Law {
   std::string name;  ///< PascalCase, as tests and reports name it
   std::string statement;
-  Law law = nullptr;
+  LawCheck check = nullptr;
   fixtures::gen::CaseOptions inputs;
   std::vector<fixtures::Cover> must_cover;
   /// The row class x edge cells it must meet (matrix.h); its matrix cases
@@ -40,16 +41,19 @@ struct Property {
   Needs needs = Needs::tokens;
   int case_divisor = 1;  ///< expensive properties run cases / case_divisor
 
-  bool applies_to(const fixtures::Subject& s) const;
+  bool applies_to(const subject::Subject& s) const;
   /// The input classes required of `s`: must_cover less the memory-layout
   /// classes when `s` is outside the process (the protocol sends rows packed).
-  std::vector<fixtures::Cover> required_coverage(const fixtures::Subject& s) const;
+  std::vector<fixtures::Cover> required_coverage(const subject::Subject& s) const;
 };
 
-const std::vector<Property>& properties();
-const Property* find_property(const std::string& name);
+const std::vector<Law>& laws();
+const Law* find_law(const std::string& name);
+/// The laws a `--properties P..` list selects (empty: every one); throws
+/// std::invalid_argument naming an unknown one.
+std::function<bool(const Law&)> law_selection(const std::vector<std::string>& names);
 
-struct PropertyResult {
+struct LawResult {
   /// error: the property could not be judged (a bad reproduce string, a
   /// sampler that crashed, hung or broke the protocol); never a pass.
   enum class Verdict { passed, failed, gave_up, error } verdict = Verdict::passed;
@@ -62,23 +66,23 @@ struct PropertyResult {
   bool ok() const { return verdict == Verdict::passed && uncovered.empty(); }
   std::string summary() const;
 };
-const char* to_string(PropertyResult::Verdict v);
+const char* to_string(LawResult::Verdict v);
 
-PropertyResult run_property(const Property& p, const fixtures::Subject& k, const RunSettings& s);
+LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s);
 
 /// The fewest rows of a failing `spec`, in their order, that still fail law
 /// `p` (ddmin): how a built case, thousands of rows, is reported.
-fixtures::CaseSpec fewest_failing_rows(const Property& p, const fixtures::Subject& k, fixtures::CaseSpec spec);
+fixtures::CaseSpec fewest_failing_rows(const Law& p, const subject::Subject& k, fixtures::CaseSpec spec);
 
 /// Runs one saved case through one law (the regression corpus).
-std::string run_case(const Property& p, const fixtures::Subject& k, const fixtures::CaseSpec& spec);
+std::string run_case(const Law& p, const subject::Subject& k, const fixtures::CaseSpec& spec);
 
 /// The command that replays a failure.
-std::string replay_command(const Property& p, const fixtures::Subject& k, const PropertyResult& r);
+std::string replay_command(const Law& p, const subject::Subject& k, const LawResult& r);
 
 /// The regression corpus: failing cases found once, replayed first.
 struct CorpusEntry {
-  std::string property;
+  std::string law;
   std::string note;
   fixtures::CaseSpec spec;
 };

@@ -36,6 +36,36 @@ const char* override_flag(const std::string& field) {
   throw std::invalid_argument("'" + field + "' is not a contract term the command line overrides");
 }
 
+Fields to_fields(const ContractOverrides& o) {
+  Fields f;
+  if (o.scaling_order) f["scaling_order"] = oracle::to_string(*o.scaling_order);
+  if (o.exp_ulp) f["exp_ulp"] = fmt::format("{}", *o.exp_ulp);  // shortest form: reads back exactly
+  if (o.div_ulp) f["div_ulp"] = fmt::format("{}", *o.div_ulp);
+  if (o.stages) f["stages"] = std::to_string(*o.stages);
+  return f;
+}
+
+ContractOverrides overrides_from_fields(const Fields& f) {
+  for (const auto& [key, value] : f) override_flag(key);  // refuses a term the command line does not override
+  const oracle::NumericsContract c = parse_contract(f);   // refuses a malformed value, naming it
+  ContractOverrides o;
+  if (f.count("scaling_order")) o.scaling_order = c.order;
+  if (f.count("exp_ulp")) o.exp_ulp = c.exp_ulp;
+  if (f.count("div_ulp")) o.div_ulp = c.div_ulp;
+  if (f.count("stages")) o.stages = c.two_stage ? 2 : 1;
+  return o;
+}
+
+oracle::NumericsContract apply(const ContractOverrides& o, const oracle::NumericsContract& c) {
+  return parse_contract(to_fields(o), c);
+}
+
+std::string override_flags(const ContractOverrides& o) {
+  std::string s;
+  for (const auto& [field, value] : to_fields(o)) s += std::string(" ") + override_flag(field) + " " + value;
+  return s;
+}
+
 oracle::NumericsContract default_sampler_contract() {
   oracle::NumericsContract c;  // the definition's defaults (race/definition.h), but for one term:
   c.div_ulp = 2.0;             // a sampler may divide with __fdividef (2 ulp), not IEEE '/'

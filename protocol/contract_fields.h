@@ -5,6 +5,7 @@
 /// [0, kMaxUlp]), `noise_ulp` (drawn noise only: the sampler's E against the
 /// oracle's) and `stages` (2: a fused sampler's rescale, 1: unfused).
 #include <map>
+#include <optional>
 #include <string>
 
 #include "oracle/contract.h"
@@ -24,6 +25,26 @@ inline constexpr OverridableTerm kOverridableTerms[] = {
     {"scaling_order", "--scaling-order"}, {"exp_ulp", "--exp-ulp"}, {"div_ulp", "--div-ulp"}, {"stages", "--stages"}};
 /// The flag of an overridable field; std::invalid_argument for any other.
 const char* override_flag(const std::string& field);
+
+/// The terms the command line sets over a sampler's declared contract: each
+/// unset unless its flag was given.
+struct ContractOverrides {
+  std::optional<oracle::ScalingOrder> scaling_order;
+  std::optional<double> exp_ulp, div_ulp;
+  std::optional<int> stages;  ///< 1 or 2
+  bool operator==(const ContractOverrides&) const = default;
+};
+/// The terms set, as contract fields (their one spelling: a report's
+/// `sampler_overrides`, a replay command's flags); and back, every field an
+/// overridable term (std::invalid_argument naming one that is not, or a
+/// malformed value).
+Fields to_fields(const ContractOverrides& o);
+ContractOverrides overrides_from_fields(const Fields& f);
+/// `c` with the terms set in `o` (an exp override is the rescale's too, as
+/// parse_contract reads it).
+oracle::NumericsContract apply(const ContractOverrides& o, const oracle::NumericsContract& c);
+/// " --scaling-order pre --exp-ulp 3": the flags that set `o` again.
+std::string override_flags(const ContractOverrides& o);
 
 /// Beyond this an error bound says nothing: every key would be ambiguous.
 inline constexpr double kMaxUlp = 1 << 20;

@@ -49,7 +49,7 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vector<Piece>& data,
+std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
                            std::vector<std::vector<unsigned char>>& scratch) {
   const std::size_t esize = oracle::size_of(b.dtype), V = std::size_t(b.vocab);
   const std::int64_t noise_rows = b.noise_stride == 0 ? 1 : b.rows;
@@ -75,7 +75,7 @@ ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
 
 ExternalSampler::~ExternalSampler() = default;
 
-SamplerHello read_hello(const Safetensors& reply, const Fields& overrides) {
+SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overrides) {
   const std::string type = field(reply, "type"), version = field(reply, "protocol");
   if (type != "hello")
     throw Breakdown(Breakdown::Kind::protocol,
@@ -87,10 +87,8 @@ SamplerHello read_hello(const Safetensors& reply, const Fields& overrides) {
   const std::string name = field(reply, "name");
   if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
     throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
-  Fields fields = reply.metadata;
-  for (const auto& [k, v] : overrides) fields[k] = v;
   try {
-    const oracle::NumericsContract c = parse_contract(fields);
+    const oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
     require_tensor_noise_exact(c);  // the protocol sends noise tensors
     return {terminal_safe(name, true, 200), c};  // one line: the name heads rows of every report
   } catch (const std::invalid_argument& e) {
@@ -131,6 +129,22 @@ SamplerHello ExternalSampler::start() const {
   }
 }
 
+void parse_sampler_fds(const std::string& text, SamplerSpec& spec) {
+  const auto comma = text.find(',');
+  try {
+    if (comma == std::string::npos) throw std::invalid_argument("no comma");
+    std::size_t used = 0;
+    spec.read_fd = std::stoi(text.substr(0, comma), &used);
+    if (used != comma) throw std::invalid_argument("trailing text");
+    spec.write_fd = std::stoi(text.substr(comma + 1), &used);
+    if (used != text.size() - comma - 1) throw std::invalid_argument("trailing text");
+  } catch (const std::exception&) {
+    throw std::invalid_argument("--sampler-fds '" + text + "': expected IN,OUT (two descriptor numbers)");
+  }
+  if (spec.read_fd < 3 || spec.write_fd < 3)
+    throw std::invalid_argument("--sampler-fds '" + text + "': descriptors 0-2 are raceoracle's own stdio");
+}
+
 std::string ExternalSampler::take_breakdown() const {
   std::string b;
   b.swap(breakdown_);
@@ -139,12 +153,11 @@ std::string ExternalSampler::take_breakdown() const {
 
 std::string ExternalSampler::replay_args() const {
   std::string s = spec_.read_fd >= 0 ? "--sampler '<your sampler command>'" : "--sampler " + shell_quote(spec_.command);
-  for (const auto& [k, v] : spec_.overrides) s += std::string(" ") + override_flag(k) + " " + v;
-  return s;
+  return s + override_flags(spec_.overrides);
 }
 
-fixtures::KernelRun ExternalSampler::run(const fixtures::Batch& b, const kernels::RunOptions&) const {
-  fixtures::KernelRun out;
+subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::RunOptions&) const {
+  subject::KernelRun out;
   auto broke = [&](const std::string& why) {
     breakdown_ = last_breakdown_ = why;
     out.status = kernels::Status::error(why);

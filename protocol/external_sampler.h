@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "fixtures/subject.h"
+#include "subject/subject.h"
 #include "protocol/channel.h"
 #include "protocol/contract_fields.h"
 
@@ -24,7 +24,7 @@ struct SamplerHello {
 /// Reads the handshake's reply, `overrides` applied to the contract. Throws
 /// Breakdown (kind protocol) for a reply that is no hello of this protocol
 /// version or names no sampler; std::invalid_argument for a malformed contract.
-SamplerHello read_hello(const Safetensors& reply, const Fields& overrides);
+SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overrides);
 
 /// A reply to request `id` on `rows` rows, read: tokens (an id past int32 is
 /// kept visible as INT32_MIN / INT32_MAX), an error the sampler raised (an
@@ -37,14 +37,20 @@ struct Reply {
 };
 Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows);
 
+/// How to reach a sampler: the command line's `--sampler`, `--sampler-fds`,
+/// `--sampler-timeout` and the contract overrides.
 struct SamplerSpec {
   std::string command;              ///< run through /bin/sh -c
   int read_fd = -1, write_fd = -1;  ///< or a sampler already serving on these descriptors
   double timeout_s = 60;            ///< per request, the handshake included
-  Fields overrides;                 ///< contract fields that override the sampler's own
+  ContractOverrides overrides;      ///< terms that override the sampler's own
+  bool given() const { return !command.empty() || read_fd >= 0; }
 };
+/// `--sampler-fds IN,OUT` read into `spec`; std::invalid_argument saying what
+/// is wrong (not two numbers, or one of raceoracle's own stdio descriptors).
+void parse_sampler_fds(const std::string& text, SamplerSpec& spec);
 
-class ExternalSampler final : public fixtures::Subject {
+class ExternalSampler final : public subject::Subject {
  public:
   /// Starts the sampler and shakes hands. Throws Breakdown when it cannot,
   /// std::invalid_argument when its contract (or an override) is malformed.
@@ -54,7 +60,7 @@ class ExternalSampler final : public fixtures::Subject {
   const std::string& name() const override { return name_; }
   oracle::NumericsContract contract() const override { return contract_; }
   const kernels::Kernel* kernel() const override { return nullptr; }
-  fixtures::KernelRun run(const fixtures::Batch& b, const kernels::RunOptions& o = {}) const override;
+  subject::KernelRun run(const subject::Batch& b, const kernels::RunOptions& o = {}) const override;
   std::string take_breakdown() const override;
   std::string replay_args() const override;
 
@@ -74,7 +80,7 @@ class ExternalSampler final : public fixtures::Subject {
 
 /// The request message for `b` (rows packed): header bytes and data pieces,
 /// which point into `b` or into `scratch`.
-std::string encode_request(const fixtures::Batch& b, std::uint64_t id, std::vector<Piece>& data,
+std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
                            std::vector<std::vector<unsigned char>>& scratch);
 
 /// Shell quoting for a replay line: 'text' with embedded quotes escaped.

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "fixtures/llm_like.h"
 #include "protocol/safetensors.h"
 #include "tests/protocol/safetensors_files.h"
@@ -110,7 +110,7 @@ TEST_F(DivergenceFiles, ComparesTwoDumpsPerTemperature) {
 }
 
 TEST_F(DivergenceFiles, ReusesTheRowsOfALogitsFile) {
-  fixtures::Batch rows = fixtures::Batch::make(3, 700, oracle::Dtype::f32);
+  subject::Batch rows = subject::Batch::make(3, 700, oracle::Dtype::f32);
   fixtures::fill_llm_like(rows, 5);
   Safetensors s;
   s.tensors["logits"] = tensor("F32", {3, 700}, rows.logits);

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "analysis/key_emulation.h"
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "fixtures/matrix.h"
 #include "kernels/registry.h"
 
@@ -24,10 +24,10 @@ bool same(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std:
 
 /// Rows that put fp32 at its edges: maxima whose m / t overflows (pre-scale),
 /// finite maxima near -FLT_MAX, subnormal and huge E, at T from 1e-5 to 1e4.
-fixtures::Batch extreme_rows() {
+subject::Batch extreme_rows() {
   const float T[] = {1e-5f, 1e-3f, 0.7f, 1e4f};
   const float maxima[] = {-FLT_MAX, -3e38f, -1e34f, -1e30f, 1e34f, FLT_MAX, 3e38f};
-  fixtures::Batch b = fixtures::Batch::make(std::int64_t(std::size(T) * std::size(maxima)), 300);
+  subject::Batch b = subject::Batch::make(std::int64_t(std::size(T) * std::size(maxima)), 300);
   std::int64_t r = 0;
   for (float t : T)
     for (float m : maxima) {
@@ -41,11 +41,11 @@ fixtures::Batch extreme_rows() {
 }
 
 /// The kernel's partials against the emulation: the tile winner's key from its tile max.
-void expect_stage1_emulated(const kernels::Kernel& k, const fixtures::Batch& b, kernels::FusedConfig c, const std::string& what,
+void expect_stage1_emulated(const kernels::Kernel& k, const subject::Batch& b, kernels::FusedConfig c, const std::string& what,
                             int& checked) {
   kernels::RunOptions o;
   o.config = c;
-  const fixtures::KernelRun run = fixtures::run_kernel(k, b, o);
+  const subject::KernelRun run = subject::run_kernel(k, b, o);
   ASSERT_TRUE(run.status.ok) << run.status.message;
   const kernels::HostPartials& p = run.partials;
   int shown = 0;
@@ -80,7 +80,7 @@ TEST(KeyEmulation, EqualsTheCpuKernelsStage1PartialsBitForBit) {
   for (const char* name : {"fused-post", "fused-pre"}) {
     const kernels::Kernel& k = *kernels::find_kernel(name);
     for (std::size_t n = 0; n < cases.size(); ++n) {
-      const fixtures::Batch b = fixtures::materialize(cases[n]);
+      const subject::Batch b = fixtures::materialize(cases[n]);
       expect_stage1_emulated(k, b, kernels::kFusedConfigs[std::size_t(cases[n].config)], "matrix case " + std::to_string(n),
                              checked);
     }

@@ -17,7 +17,7 @@
 #include "tests/protocol/safetensors_files.h"
 #include "analysis/verify.h"
 #include "cli/verify.h"
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/registry.h"
 #include "cli/command_line.h"
@@ -39,7 +39,7 @@ class VerifyFiles : public protocol::testing::SafetensorsFiles {
  protected:
   /// rows x V realistic inputs with the fused kernel's own tokens.
   Safetensors sampled(std::int64_t rows, std::int64_t V, bool shared_noise = false) {
-    fixtures::Batch b = fixtures::Batch::make(rows, V, oracle::Dtype::bf16);
+    subject::Batch b = subject::Batch::make(rows, V, oracle::Dtype::bf16);
     fixtures::fill_llm_like(b, 5);
     if (shared_noise) {
       b.noise_stride = 0;
@@ -47,7 +47,7 @@ class VerifyFiles : public protocol::testing::SafetensorsFiles {
     }
     for (std::int64_t r = 0; r < rows; ++r) b.temperatures[std::size_t(r)] = r % 3 == 0 ? 0.0f : 0.8f;
     b.round_logits();
-    const auto run = fixtures::run_kernel(*kernels::find_kernel("fused-post"), b);
+    const auto run = subject::run_kernel(*kernels::find_kernel("fused-post"), b);
     EXPECT_TRUE(run.status.ok) << run.status.message;
     Safetensors s;
     s.tensors["logits"] = tensor("BF16", {rows, V}, b.bf16_logits());
@@ -95,14 +95,14 @@ TEST_F(VerifyFiles, SeedsInsteadOfNoiseAreDrawnAndJudged) {
   // oracle draws the same E. fused-philox's tokens pass; a key of the seed's
   // low half alone (fused-philox~philox_key) draws other noise and fails.
   const std::int64_t rows = 16, V = 3000;
-  fixtures::Batch b = fixtures::Batch::make(rows, V, oracle::Dtype::bf16);
+  subject::Batch b = subject::Batch::make(rows, V, oracle::Dtype::bf16);
   fixtures::fill_llm_like(b, 9);
   for (std::int64_t r = 0; r < rows; ++r) b.temperatures[std::size_t(r)] = r % 4 == 0 ? 0.0f : 1.0f;
   b.round_logits();
   b.draw_noise(9);
   const std::vector<std::uint64_t> seeds = b.seeds, offsets = b.offsets;
   auto dump = [&](const char* kernel) {
-    const auto run = fixtures::run_kernel(*kernels::find_kernel(kernel), b);
+    const auto run = subject::run_kernel(*kernels::find_kernel(kernel), b);
     EXPECT_TRUE(run.status.ok) << run.status.message;
     Safetensors s;
     s.tensors["logits"] = tensor("BF16", {rows, V}, b.bf16_logits());

@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
 
 namespace raceoracle {
 namespace {
 
-using fixtures::Batch;
+using subject::Batch;
 using kernels::Kernel;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -73,7 +73,7 @@ class KernelVsOracle : public ::testing::TestWithParam<Case> {
     draw_if_drawing(b);
     kernels::RunOptions o;
     o.config = GetParam().config;
-    const auto run = fixtures::run_kernel(*GetParam().kernel, b, o);
+    const auto run = subject::run_kernel(*GetParam().kernel, b, o);
     EXPECT_TRUE(run.status.ok) << run.status.message;
     if (!run.status.ok) return {};
     const auto verdicts = b.decide(GetParam().kernel->contract());
@@ -213,7 +213,7 @@ TEST_P(KernelVsOracle, BadArgumentsAreClearErrors) {
   draw_if_drawing(b);
   b.logit_stride = 5;  // smaller than vocab
   b.logits.resize(20);
-  const auto run = fixtures::run_kernel(*GetParam().kernel, b);
+  const auto run = subject::run_kernel(*GetParam().kernel, b);
   ASSERT_FALSE(run.status.ok);
   EXPECT_NE(run.status.message.find("logit row stride 5 is smaller than vocab 10"), std::string::npos)
       << run.status.message;
@@ -356,7 +356,7 @@ TEST(Stage1Partials, EqualTheDefinitionExactly) {
           const Kernel& k = *kernels::find_kernel(name);
           kernels::RunOptions o;
           o.config = c;
-          const auto run = fixtures::run_kernel(k, b, o);
+          const auto run = subject::run_kernel(k, b, o);
           ASSERT_TRUE(run.status.ok) << run.status.message;
           const auto want = stage1_by_definition(b, c, k.order);
           ASSERT_EQ(run.partials.idx.size(), want.idx.size());

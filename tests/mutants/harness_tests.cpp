@@ -18,7 +18,7 @@ TEST(MutantHarness, AChildWithoutAVerdictIsACrashNeverAKill) {
   s.run.cases = 5;
   s.timeout_s = 60;
   s.self_exe = "/nonexistent/raceoracle";
-  const mutants::MutantReport r = mutants::run_mutant(fixtures::subject_of(*kernels::find_kernel("fused-post~result_clamp")), s);
+  const mutants::MutantReport r = mutants::run_mutant(subject::subject_of(*kernels::find_kernel("fused-post~result_clamp")), s);
   EXPECT_FALSE(r.killed());
   EXPECT_TRUE(r.crashed());
   EXPECT_EQ(r.status(), "RuntimeError");

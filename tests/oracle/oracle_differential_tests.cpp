@@ -52,7 +52,7 @@ std::string difference(const Verdict& fast, const Verdict& ref) {
 
 /// Reorders row r's ids (noise with them, unless the batch shares one noise
 /// row): 0 as drawn, 1 logits rising, 2 falling, 3 reversed.
-void reorder(fixtures::Batch& b, std::int64_t r, int order) {
+void reorder(subject::Batch& b, std::int64_t r, int order) {
   if (order == 0) return;
   std::vector<std::int64_t> ids(std::size_t(b.vocab));
   std::iota(ids.begin(), ids.end(), 0);
@@ -80,7 +80,7 @@ float step_down(float v, race::Dtype d) {
 /// Crowds the top of row r: `n` ids spread over the row get logits 0..2
 /// steps below the row max and noise 0..2 ulps above the max id's, so up to
 /// n + 1 keys lie within a few ulps of each other (exact ties included).
-void crowd(fixtures::Batch& b, std::int64_t r, int n) {
+void crowd(subject::Batch& b, std::int64_t r, int n) {
   std::int64_t m = 0;
   for (std::int64_t i = 1; i < b.vocab; ++i)
     if (b.x(r, i) > b.x(r, m)) m = i;
@@ -141,7 +141,7 @@ TEST(OracleDifferential, FastVerdictsEqualTheReferenceOnEveryRowClass) {
     const race::NumericsContract c = *rc::gen::elementOf(contracts);
     const float e = *rc::gen::elementOf(eps);
     const float hot = *rc::gen::element(0.0f, 0.0f, 0.0f, 1e30f, 3e38f);  // past the screen's range: the reference decides
-    fixtures::Batch b = fixtures::materialize(spec);
+    subject::Batch b = fixtures::materialize(spec);
     b.eps = e;
     for (std::int64_t r = 0; r < b.rows; ++r) {
       crowd(b, r, crowded), reorder(b, r, order);

@@ -40,19 +40,19 @@ bool coverage_reported_only() {
 }
 
 struct Pair {
-  const Property* property;
+  const Law* law;
   const kernels::Kernel* kernel;
 };
 std::vector<Pair> pairs() {
   std::vector<Pair> v;
-  for (const Property& p : properties())
+  for (const Law& p : laws())
     for (const kernels::Kernel& k : kernels::kernels())
-      if (p.applies_to(fixtures::subject_of(k))) v.push_back({&p, &k});
+      if (p.applies_to(subject::subject_of(k))) v.push_back({&p, &k});
   return v;
 }
-void PrintTo(const Pair& p, std::ostream* os) { *os << p.property->name << " on " << p.kernel->name; }
+void PrintTo(const Pair& p, std::ostream* os) { *os << p.law->name << " on " << p.kernel->name; }
 std::string name_of(const ::testing::TestParamInfo<Pair>& i) {
-  std::string n = i.param.property->name + "_" + i.param.kernel->name;
+  std::string n = i.param.law->name + "_" + i.param.kernel->name;
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
@@ -64,11 +64,11 @@ TEST_P(Properties, Holds) {
   if (kernels::device_count() == 0) GTEST_SKIP() << "no " << kernels::backend_name() << " device found";
   const auto& [p, k] = GetParam();
   const RunSettings s = settings();
-  const fixtures::Subject& subject = fixtures::subject_of(*k);
-  const PropertyResult r = run_property(*p, subject, s);
+  const subject::Subject& subject = subject::subject_of(*k);
+  const LawResult r = run_law(*p, subject, s);
   std::printf("[property] %s on %s: %s (seed %llu)\n", p->name.c_str(), k->name.c_str(), r.summary().c_str(),
               static_cast<unsigned long long>(s.seed));
-  EXPECT_EQ(r.verdict, PropertyResult::Verdict::passed)
+  EXPECT_EQ(r.verdict, LawResult::Verdict::passed)
       << r.counterexample << "\n  replay: " << replay_command(*p, subject, r);
   if (!coverage_reported_only())
     EXPECT_TRUE(r.uncovered.empty()) << "input classes this property must meet but did not: "
@@ -91,7 +91,7 @@ std::string needs_ids_7_and_300(const LawContext& c) {
 }
 
 TEST(FewestFailingRows, KeepsExactlyTheRowsTheFailureNeedsInTheirOrder) {
-  Property p{.name = "MadeUp", .statement = "", .law = needs_ids_7_and_300};
+  Law p{.name = "MadeUp", .statement = "", .check = needs_ids_7_and_300};
   fixtures::CaseSpec spec;
   spec.vocab = 512;
   for (int id = 0; id < 400; ++id) {
@@ -100,7 +100,7 @@ TEST(FewestFailingRows, KeepsExactlyTheRowsTheFailureNeedsInTheirOrder) {
     r.where = fixtures::kPositions + id;
     spec.rows.push_back(r);
   }
-  const fixtures::Subject& any = fixtures::subject_of(kernels::kernels().front());
+  const subject::Subject& any = subject::subject_of(kernels::kernels().front());
   const fixtures::CaseSpec fewest = fewest_failing_rows(p, any, spec);
   ASSERT_EQ(fewest.rows.size(), 2u);
   EXPECT_EQ(fewest.rows[0].where, fixtures::kPositions + 7);
@@ -115,18 +115,18 @@ TEST(FewestFailingRows, KeepsExactlyTheRowsTheFailureNeedsInTheirOrder) {
 std::string fails_from_50_ids(const LawContext& c) { return c.batch.vocab >= 50 ? "50 ids or more" : ""; }
 
 TEST(Shrink, StopsAtItsBudgetAndSaysSo) {
-  Property p{.name = "MadeUp", .statement = "", .law = fails_from_50_ids};
+  Law p{.name = "MadeUp", .statement = "", .check = fails_from_50_ids};
   RunSettings s;
   s.matrix = false;
   s.corpus_dir.clear();
-  const fixtures::Subject& any = fixtures::subject_of(kernels::kernels().front());
+  const subject::Subject& any = subject::subject_of(kernels::kernels().front());
   s.shrink_seconds = 0;
-  const PropertyResult cut = run_property(p, any, s);
-  ASSERT_EQ(cut.verdict, PropertyResult::Verdict::failed);
+  const LawResult cut = run_law(p, any, s);
+  ASSERT_EQ(cut.verdict, LawResult::Verdict::failed);
   EXPECT_NE(cut.counterexample.find("shrinking stopped after 0 s"), std::string::npos) << cut.counterexample;
   s.shrink_seconds = 600;
-  const PropertyResult full = run_property(p, any, s);
-  ASSERT_EQ(full.verdict, PropertyResult::Verdict::failed);
+  const LawResult full = run_law(p, any, s);
+  ASSERT_EQ(full.verdict, LawResult::Verdict::failed);
   EXPECT_EQ(full.counterexample.find("shrinking stopped"), std::string::npos) << full.counterexample;
   // The whole shrink ends smaller than the first failure, which the cut one reports as found.
   EXPECT_LT(full.case_json.size(), cut.case_json.size()) << full.case_json << "\n" << cut.case_json;
@@ -137,10 +137,10 @@ TEST(Corpus, SavedCounterexamplesStillPass) {
   if (kernels::device_count() == 0) GTEST_SKIP() << "no device found";
   const auto corpus = load_corpus(default_corpus_dir());
   for (const CorpusEntry& e : corpus) {
-    const Property* p = find_property(e.property);
-    ASSERT_NE(p, nullptr) << "corpus names an unknown property " << e.property;
+    const Law* p = find_law(e.law);
+    ASSERT_NE(p, nullptr) << "corpus names an unknown law " << e.law;
     for (const kernels::Kernel& k : kernels::kernels())
-      if (p->applies_to(fixtures::subject_of(k))) EXPECT_EQ(run_case(*p, fixtures::subject_of(k), e.spec), "") << e.property << " on " << k.name << ": " << e.note;
+      if (p->applies_to(subject::subject_of(k))) EXPECT_EQ(run_case(*p, subject::subject_of(k), e.spec), "") << e.law << " on " << k.name << ": " << e.note;
   }
   std::printf("[corpus] %zu saved cases replayed\n", corpus.size());
 }

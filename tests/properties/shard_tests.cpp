@@ -33,6 +33,23 @@ TEST(Shard, EveryUnitBelongsToExactlyOneShard) {
     }
 }
 
+TEST(CaseChunks, OnlyChunkZeroReplaysTheCorpusAndMeetsTheMatrix) {
+  RunSettings whole;
+  whole.shrink_seconds = 5;
+  whole.reproduce = "r";
+  const auto c = case_chunks(3000, 7, 1000);
+  ASSERT_EQ(c.size(), 3u);
+  for (const CaseChunk& k : c) {
+    const RunSettings s = k.settings(whole);
+    EXPECT_EQ(s.seed, k.seed);
+    EXPECT_EQ(s.cases, k.cases);
+    EXPECT_EQ(s.matrix, k.index == 0);
+    EXPECT_EQ(s.corpus_dir, k.index == 0 ? whole.corpus_dir : "");
+    EXPECT_EQ(s.shrink_seconds, 5);  // the rest of the run's settings, unchanged
+    EXPECT_EQ(s.reproduce, "r");
+  }
+}
+
 TEST(CaseChunks, SplitTheCasesEvenlyAndKeepTheSeedForChunkZero) {
   EXPECT_EQ(case_chunks(100, 7, 1000).size(), 1u);
   EXPECT_EQ(case_chunks(100, 7, 1000)[0].seed, 7u);

@@ -128,7 +128,7 @@ TEST(WriteSafetensors, AFailedWriteLeavesNoFile) {
 }
 
 TEST(Request, PacksPaddedRowsAndKeepsASharedNoiseRow) {
-  fixtures::Batch b = fixtures::Batch::make(3, 5, oracle::Dtype::f32, /*pad=*/2);
+  subject::Batch b = subject::Batch::make(3, 5, oracle::Dtype::f32, /*pad=*/2);
   for (std::int64_t r = 0; r < 3; ++r)
     for (std::int64_t i = 0; i < 5; ++i) b.x(r, i) = float(10 * r + i);
   b.noise_stride = 0;  // one noise row for every row
@@ -171,7 +171,7 @@ class Misbehaving : public ::testing::Test {
   }
   /// Runs one batch; returns (status message, breakdown).
   static std::pair<std::string, std::string> first_request(ExternalSampler& x) {
-    const fixtures::KernelRun r = x.run(fixtures::Batch::make(2, 7));
+    const subject::KernelRun r = x.run(subject::Batch::make(2, 7));
     EXPECT_FALSE(r.status.ok);
     return {r.status.message, x.take_breakdown()};
   }
@@ -219,7 +219,7 @@ TEST_F(Misbehaving, AClosedStdinIsNamedAsStdin) {
   s.command = "exec " + s.command;
   ExternalSampler x(s);
   // A request larger than the pipe, so the write meets the closed end.
-  const fixtures::KernelRun r = x.run(fixtures::Batch::make(4, 600000));
+  const subject::KernelRun r = x.run(subject::Batch::make(4, 600000));
   EXPECT_FALSE(r.status.ok);
   const std::string b = x.take_breakdown();
   EXPECT_NE(b.find("closed its stdin while a request was being sent"), std::string::npos) << b;
@@ -256,16 +256,32 @@ TEST_F(Misbehaving, AnotherProtocolVersionIsRefusedAtTheHandshake) {
   }
 }
 
-TEST_F(Misbehaving, ANoiseToleranceIsRefusedAtTheHandshake) {
+TEST(Hello, ANoiseToleranceIsRefusedAtTheHandshake) {
   // The protocol sends noise tensors: the sampler's E is the tensor's, judged exactly.
-  SamplerSpec s = spec("crash");
-  s.overrides["noise_ulp"] = "1.5";
+  Safetensors hello;
+  hello.metadata = {{"type", "hello"}, {"protocol", kProtocolVersion}, {"name", "x"}, {"noise_ulp", "1.5"}};
   try {
-    ExternalSampler x(s);
+    read_hello(hello, {});
     FAIL() << "accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("the sampler's contract: 'noise_ulp' = '1.5'"), std::string::npos) << e.what();
   }
+}
+
+// The command line's terms are applied over the sampler's own declaration.
+TEST(Hello, OverridesApplyOverTheDeclaredContract) {
+  Safetensors hello;
+  hello.metadata = {{"type", "hello"}, {"protocol", kProtocolVersion}, {"name", "x"}, {"scaling_order", "pre"},
+                    {"exp_ulp", "4"}};
+  ContractOverrides o;
+  o.exp_ulp = 1.5;
+  o.stages = 1;
+  const SamplerHello h = read_hello(hello, o);
+  EXPECT_EQ(h.contract.order, oracle::ScalingOrder::pre);  // declared, not overridden
+  EXPECT_EQ(h.contract.exp_ulp, 1.5);
+  EXPECT_EQ(h.contract.rescale_ulp, 1.5);
+  EXPECT_FALSE(h.contract.two_stage);
+  EXPECT_EQ(h.contract.div_ulp, default_sampler_contract().div_ulp);
 }
 
 TEST_F(Misbehaving, AnEchoOfTheHandshakeIsNotAHello) {
@@ -333,7 +349,7 @@ TEST_F(Misbehaving, NoProcessIsLeftBehind) {
 TEST_F(Misbehaving, ACorrectlyBehavedReplyGivesTokens) {
   ExternalSampler x(spec("zeros"));
   EXPECT_EQ(x.name(), "misbehaving-zeros");
-  const fixtures::KernelRun r = x.run(fixtures::Batch::make(4, 9));
+  const subject::KernelRun r = x.run(subject::Batch::make(4, 9));
   ASSERT_TRUE(r.status.ok) << r.status.message;
   EXPECT_EQ(r.tokens, (std::vector<std::int32_t>{0, 0, 0, 0}));
   EXPECT_EQ(x.take_breakdown(), "");

@@ -8,10 +8,10 @@
 
 #include <functional>
 
-#include "fixtures/subject.h"
+#include "subject/subject.h"
 #include "oracle/row.h"
 
-namespace raceoracle::cli {
+namespace raceoracle::analysis {
 
 struct AgreementSettings {
   std::int64_t rows = 256;
@@ -29,7 +29,7 @@ struct AgreementCell {
 
 /// Runs every subject on the same batches. `progress` gets one line per batch.
 /// Throws std::runtime_error naming the subject when one fails to run.
-std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subject*>& ks, const AgreementSettings& s,
+std::vector<AgreementCell> run_agreement(const std::vector<const subject::Subject*>& ks, const AgreementSettings& s,
                                          const std::function<void(const std::string&)>& progress);
 
-}  // namespace raceoracle::cli
+}  // namespace raceoracle::analysis

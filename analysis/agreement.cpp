@@ -1,4 +1,4 @@
-#include "cli/agreement.h"
+#include "analysis/agreement.h"
 
 #include <fmt/format.h>
 
@@ -8,10 +8,10 @@
 #include <map>
 #include <random>
 
-#include "fixtures/batch.h"
+#include "subject/batch.h"
 #include "fixtures/llm_like.h"
 
-namespace raceoracle::cli {
+namespace raceoracle::analysis {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -21,8 +21,8 @@ const char* kTempNames[] = {"greedy", "0.7", "1.0"};
 constexpr int kCases = 4 * 3;
 
 /// LLM-like rows (fixtures/llm_like.h), then the case's mask pattern.
-fixtures::Batch make_batch(const AgreementSettings& s, std::uint64_t seed) {
-  fixtures::Batch b = fixtures::Batch::make(s.rows, s.vocab, s.dtype);
+subject::Batch make_batch(const AgreementSettings& s, std::uint64_t seed) {
+  subject::Batch b = subject::Batch::make(s.rows, s.vocab, s.dtype);
   fixtures::fill_llm_like(b, seed);
   std::mt19937_64 rng(seed + 1);  // the masks' draws
   for (std::int64_t r = 0; r < s.rows; ++r) {
@@ -43,20 +43,20 @@ fixtures::Batch make_batch(const AgreementSettings& s, std::uint64_t seed) {
 
 }  // namespace
 
-std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subject*>& ks, const AgreementSettings& s,
+std::vector<AgreementCell> run_agreement(const std::vector<const subject::Subject*>& ks, const AgreementSettings& s,
                                          const std::function<void(const std::string&)>& progress) {
   std::map<std::tuple<std::size_t, int>, AgreementCell> cells;
   for (std::size_t k = 0; k < ks.size(); ++k)
     for (int c = 0; c < kCases; ++c) cells[{k, c}] = {ks[k]->name(), kMasks[c / 3], kTempNames[c % 3]};
   for (int batch = 0; batch < s.batches; ++batch) {
-    const fixtures::Batch tensor = make_batch(s, s.seed + std::uint64_t(batch));
-    fixtures::Batch drawn;  // the same rows drawing their noise, for a kernel that draws it
+    const subject::Batch tensor = make_batch(s, s.seed + std::uint64_t(batch));
+    subject::Batch drawn;  // the same rows drawing their noise, for a kernel that draws it
     for (std::size_t k = 0; k < ks.size(); ++k) {
-      if (fixtures::noise_of(*ks[k]) == race::NoiseSource::drawn && !drawn.drawn()) {
+      if (subject::noise_of(*ks[k]) == race::NoiseSource::drawn && !drawn.drawn()) {
         drawn = tensor;
         drawn.draw_noise(s.seed + std::uint64_t(batch));
       }
-      const fixtures::Batch& b = fixtures::noise_of(*ks[k]) == race::NoiseSource::drawn ? drawn : tensor;
+      const subject::Batch& b = subject::noise_of(*ks[k]) == race::NoiseSource::drawn ? drawn : tensor;
       const auto verdicts = oracle::decide_batch(b.view(), ks[k]->contract(), {b.eps, b.greedy_eps});
       const auto run = ks[k]->run(b);
       if (!run.status.ok) throw std::runtime_error(ks[k]->name() + ": " + run.status.message);
@@ -85,4 +85,4 @@ std::vector<AgreementCell> run_agreement(const std::vector<const fixtures::Subje
   return out;
 }
 
-}  // namespace raceoracle::cli
+}  // namespace raceoracle::analysis

@@ -1,0 +1,142 @@
+#include "bench/kernel_timing.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "subject/batch.h"
+#include "fixtures/llm_like.h"
+#include "kernels/device_memory.h"
+#include "kernels/registry.h"
+
+namespace raceoracle::bench {
+namespace {
+
+Stats stats(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  return {us[us.size() / 2], us.front(), us.back()};
+}
+
+oracle::Dtype dtype_of(const std::string& name) { return name == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16; }
+
+}  // namespace
+
+/// Random inputs for `rows` rows (at least 4x L2), of which each launch reads
+/// the next window, round the pool across samples: a window is read again
+/// only after the whole pool, so no launch finds its inputs in L2.
+struct KernelTiming::Pool {
+  std::int64_t rows = 0, vocab = 0;
+  kernels::DeviceArray<unsigned char> logits;
+  kernels::DeviceArray<float> noise, temps;
+  kernels::DeviceArray<std::uint64_t> seeds, offsets;  ///< per row: what a kernel that draws its noise reads
+  kernels::DeviceArray<std::int32_t> tokens;
+
+  Pool(std::int64_t rows_, std::int64_t vocab_) : rows(rows_), vocab(vocab_) {
+    logits = kernels::DeviceArray<unsigned char>(std::size_t(rows * vocab * 4));
+    noise = kernels::DeviceArray<float>(std::size_t(rows * vocab));
+    tokens = kernels::DeviceArray<std::int32_t>(std::size_t(rows));
+    std::vector<float> t(static_cast<std::size_t>(rows));
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = i % 4 == 0 ? 0.0f : 0.7f;  // a quarter greedy rows
+    temps = kernels::DeviceArray<float>(t);
+    std::vector<std::uint64_t> s(static_cast<std::size_t>(rows)), off(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0x9E3779B97F4A7C15ull * (i + 1), off[i] = i << 33;
+    seeds = kernels::DeviceArray<std::uint64_t>(s);
+    offsets = kernels::DeviceArray<std::uint64_t>(off);
+  }
+  /// Fresh LLM-like rows (fixtures/llm_like.h), generated for a block of rows
+  /// on the host and tiled over the pool on the device.
+  void fill(oracle::Dtype dtype, std::uint64_t seed, bool flat) {
+    const std::int64_t block = std::min<std::int64_t>(rows, 16);
+    subject::Batch b = subject::Batch::make(block, vocab, dtype);
+    if (flat) fixtures::fill_exp1_noise(b, seed);  // logits stay 0
+    else fixtures::fill_llm_like(b, seed);
+    const std::size_t esize = oracle::size_of(dtype);
+    kernels::copy_to_device(logits.get(), b.storage(), std::size_t(block * vocab) * esize);
+    kernels::copy_to_device(noise.get(), b.noise.data(), b.noise.size() * 4);
+    for (std::int64_t r = block; r < rows; r += block) {
+      const std::int64_t n = std::min(block, rows - r);
+      kernels::device_copy_async(logits.get() + std::size_t(r * vocab) * esize, logits.get(), std::size_t(n * vocab) * esize);
+      kernels::device_copy_async(noise.get() + r * vocab, noise.get(), std::size_t(n * vocab) * 4);
+    }
+    kernels::device_synchronize();
+  }
+  kernels::SampleArgs window(oracle::Dtype dtype, std::int64_t r, std::int64_t i) const {
+    const std::int64_t windows = std::max<std::int64_t>(1, rows / r), w = i % windows;
+    kernels::SampleArgs a;
+    a.logits = logits.get() + std::size_t(w * r * vocab) * oracle::size_of(dtype);
+    a.dtype = dtype;
+    a.rows = r;
+    a.vocab = vocab;
+    a.logit_stride = vocab;
+    a.noise = noise.get() + w * r * vocab;
+    a.noise_stride = vocab;
+    a.seeds = seeds.get() + w * r;
+    a.offsets = offsets.get() + w * r;
+    a.temperatures = temps.get() + w * r;
+    a.tokens = tokens.get();
+    return a;
+  }
+};
+
+KernelTiming::KernelTiming(TimingSettings s) : s_(std::move(s)) {
+  const bool cpu = std::string(kernels::backend_name()) == "cpu";
+  if (s_.rows.empty()) s_.rows = cpu ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{1, 4, 8, 16, 32, 64, 128, 256};
+  if (s_.samples <= 0) s_.samples = cpu ? 3 : 30;
+  if (s_.per_sample <= 0) s_.per_sample = cpu ? 1 : 20;
+  if (s_.kernels.empty())
+    for (const kernels::Kernel& k : kernels::kernels()) s_.kernels.push_back(k.name);
+  for (const auto& n : s_.kernels)
+    if (!kernels::find_kernel(n)) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
+  const std::int64_t max_rows = *std::max_element(s_.rows.begin(), s_.rows.end());
+  // A pool of at least 4x L2 per window set (and 2x the largest batch).
+  device_.l2_bytes = kernels::device_l2_bytes();
+  device_.pool_rows = std::max<std::int64_t>(
+      2 * max_rows, cpu ? 0 : std::int64_t(4 * device_.l2_bytes / std::size_t(s_.vocab * 2)) + 1);
+  pool_ = std::make_unique<Pool>(device_.pool_rows, s_.vocab);
+
+  // The device's copy bandwidth (bytes read + written), and two empty launches.
+  const std::size_t copy_bytes = std::size_t(device_.pool_rows * s_.vocab * 4) / 2;
+  std::vector<double> copy_bw, empty_us;
+  for (int i = 0; i < std::max(3, s_.samples / 3); ++i) {
+    const double ms = kernels::time_launches(
+        [&](int) { kernels::device_copy_async(pool_->noise.get() + device_.pool_rows * s_.vocab / 2, pool_->noise.get(), copy_bytes); }, 1);
+    copy_bw.push_back(2.0 * double(copy_bytes) / (ms * 1e-3));
+    empty_us.push_back(1e3 * kernels::time_launches([](int) { kernels::launch_empty_kernel(); kernels::launch_empty_kernel(); }, s_.per_sample) /
+                       s_.per_sample);
+  }
+  device_.copy_bandwidth = stats(copy_bw).median;
+  device_.copy_samples = copy_bw.size();
+  device_.two_empty_launches = stats(empty_us);
+}
+
+KernelTiming::~KernelTiming() = default;
+
+std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r) {
+  const oracle::Dtype dtype = dtype_of(dt);
+  if (filled_ != dt) pool_->fill(dtype, 42, s_.flat), filled_ = dt;
+  kernels::RunOptions run;
+  run.config.block_v = s_.block_v;
+  run.synchronize = false;
+  std::vector<Cell> out;
+  for (const auto& name : s_.kernels) {
+    const kernels::Kernel& k = *kernels::find_kernel(name);
+    std::int64_t next = 0;  // one cursor for the warm-up and every sample: never back to window 0
+    auto launch = [&](int) {
+      const kernels::Status st = k.run(pool_->window(dtype, r, next++), run);
+      if (!st.ok) throw std::runtime_error(name + ": " + st.message);
+    };
+    kernels::time_launches(launch, std::min(s_.per_sample, 5));  // warm-up
+    std::vector<double> us;
+    for (int i = 0; i < s_.samples; ++i) us.push_back(1e3 * kernels::time_launches(launch, s_.per_sample) / s_.per_sample);
+    Cell c{dt, name, r, stats(us)};
+    const double tiles = double((s_.vocab + s_.block_v - 1) / s_.block_v);
+    const double noise_bytes = k.noise == kernels::NoiseSource::tensor ? 4.0 : 0.0;  // drawn: none read
+    c.bytes = double(r) * double(s_.vocab) * (double(oracle::size_of(dtype)) + noise_bytes) +
+              (k.has_partials() ? double(r) * tiles * 12 * 2 : 0.0);
+    c.bandwidth = c.bytes / (c.us.median * 1e-6);
+    c.fraction_of_copy = c.bandwidth / device_.copy_bandwidth;
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace raceoracle::bench

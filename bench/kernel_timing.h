@@ -1,0 +1,70 @@
+#pragma once
+/// `raceoracle bench`'s measurements: device-event timings of the kernels on
+/// LLM-like rows rotated over a pool larger than L2, against the device's copy
+/// bandwidth and two empty launches measured in the same run.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "race/definition.h"
+
+namespace raceoracle::bench {
+
+struct TimingSettings {
+  std::vector<std::int64_t> rows;  ///< default: 1 4 8 16 32 64 128 256 (gpu), 1 8 (cpu)
+  std::int64_t vocab = 163840;
+  std::vector<std::string> dtypes{"bf16", "f32"};
+  std::vector<std::string> kernels;  ///< default: every real kernel
+  int samples = 0;      ///< timed samples per cell (0: 30 on a GPU, 3 on cpu)
+  int per_sample = 0;   ///< launches per sample (0: 20 on a GPU, 1 on cpu)
+  int block_v = 4096;
+  /// Every logit 0 instead of LLM-like rows: every id can win, so a kernel
+  /// that draws its noise draws all of it (its worst case).
+  bool flat = false;
+};
+
+struct Stats {
+  double median = 0, min = 0, max = 0;  ///< microseconds per launch
+};
+
+/// One kernel at one batch shape.
+struct Cell {
+  std::string dtype, kernel;
+  std::int64_t rows = 0;
+  Stats us;
+  double bytes = 0;              ///< logits (and noise read) plus stage-1 partials written and read
+  double bandwidth = 0;          ///< bytes / median, bytes per second
+  double fraction_of_copy = 0;   ///< of the device's copy bandwidth
+};
+
+/// What the cells are measured against, measured first.
+struct DeviceFigures {
+  double copy_bandwidth = 0;  ///< bytes read + written per second, median
+  std::size_t copy_samples = 0;
+  Stats two_empty_launches;
+  std::int64_t pool_rows = 0;  ///< rows the inputs rotate over
+  std::size_t l2_bytes = 0;
+};
+
+class KernelTiming {
+ public:
+  /// Fills the backend's defaults, refuses an unknown kernel
+  /// (std::invalid_argument), allocates the pool and measures the device.
+  /// The caller checks that a device is present.
+  explicit KernelTiming(TimingSettings s);
+  ~KernelTiming();
+  const TimingSettings& settings() const { return s_; }
+  const DeviceFigures& device() const { return device_; }
+  /// Every kernel at `rows` rows of `dtype` (the pool refilled when the dtype changes).
+  std::vector<Cell> time_rows(const std::string& dtype, std::int64_t rows);
+
+ private:
+  struct Pool;
+  TimingSettings s_;
+  DeviceFigures device_;
+  std::unique_ptr<Pool> pool_;
+  std::string filled_;  ///< the dtype the pool holds
+};
+
+}  // namespace raceoracle::bench

@@ -1,0 +1,46 @@
+#include "mutants/gate.h"
+
+#include <cstdint>
+
+#include "io/children.h"
+#include "mutants/report.h"
+
+namespace raceoracle::mutants {
+
+HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s) {
+  return HarnessSettings{rs, timeout_s, true, io::self_executable()};
+}
+
+GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const HarnessSettings& hs,
+                 const properties::Shard& shard, std::size_t first_unit, const std::vector<std::string>& only,
+                 const GateProgress& progress) {
+  // A mutant's units are its selected laws, numbered in suite order
+  // (so N shards of one selection hold exactly the unsharded run's units).
+  const auto& suite = properties::laws();
+  const auto selected = properties::law_selection(only);
+  std::vector<std::size_t> rank(suite.size(), SIZE_MAX);  // suite index -> unit offset within a mutant
+  std::size_t per_mutant = 0;
+  for (std::size_t i = 0; i < suite.size(); ++i)
+    if (selected(suite[i])) rank[i] = per_mutant++;
+  auto runs = [&](std::size_t base, std::size_t i) { return rank[i] != SIZE_MAX && shard.owns(base + rank[i]); };
+  GateRun g;
+  std::vector<std::size_t> bases;
+  for (const subject::Subject* m : mutants) {
+    const std::size_t base = first_unit + g.units;
+    g.units += per_mutant;
+    bool any = false;
+    for (std::size_t i = 0; i < suite.size(); ++i) any |= runs(base, i);
+    if (!any) continue;
+    if (progress.mutant) progress.mutant(m->name());
+    g.reports.push_back(run_mutant(*m, hs, progress.pair, [&](std::size_t i) { return runs(base, i); }));
+    bases.push_back(base);
+  }
+  g.json = pairs_json(g.reports);
+  // run_mutant keeps the owned pairs in suite order: the k-th is the k-th owned unit.
+  for (std::size_t r = 0; r < g.reports.size(); ++r)
+    for (std::size_t i = 0, k = 0; i < suite.size(); ++i)
+      if (runs(bases[r], i)) g.json[r]["pairs"][k++]["unit"] = bases[r] + rank[i];
+  return g;
+}
+
+}  // namespace raceoracle::mutants

@@ -1,0 +1,38 @@
+#pragma once
+/// The mutant gate of `check` and `mutants`: every selected law against every
+/// mutant through the harness, numbered as units so that N shards run exactly
+/// the unsharded gate (properties/shard.h).
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mutants/harness.h"
+#include "properties/shard.h"
+
+namespace raceoracle::mutants {
+
+/// The harness settings for a gate: every pair in a child process that execs
+/// this binary afresh (a GPU runtime does not survive fork).
+HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s);
+
+/// The gate's share of a sharded run: unit base + k is (mutant, the k-th law
+/// of `only`, in suite order; every law when `only` is empty); `first_unit`
+/// counts the units before the gate. Mutants with no unit in `shard` are not
+/// run; the JSON (pairs_json) numbers every pair it ran. (Laws outside `only`
+/// have no unit: the shards of a selection hold exactly its units, which
+/// `merge` requires.)
+struct GateRun {
+  std::vector<MutantReport> reports;
+  nlohmann::json json;
+  std::size_t units = 0;  ///< every mutant's, run here or not
+};
+struct GateProgress {
+  std::function<void(const std::string&)> mutant;  ///< told a mutant's name before it runs
+  std::function<void(const PairOutcome&)> pair;    ///< told each finished pair
+};
+GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const HarnessSettings& hs,
+                 const properties::Shard& shard, std::size_t first_unit, const std::vector<std::string>& only = {},
+                 const GateProgress& progress = {});
+
+}  // namespace raceoracle::mutants
