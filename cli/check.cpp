@@ -140,10 +140,18 @@ int check(const CheckOptions& o) {
     report["error"] = "the sampler could not be started";
     return finish(1);
   }
+  // Declared conventions that differ from SPEC §1: listed, judged by unless --definition.
+  std::vector<std::string> deviations;
   if (sampler) {
+    for (const protocol::Deviation& d : protocol::deviations(sampler->declared_conventions()))
+      deviations.push_back(d.describe());
     report["sampler"] = {{"command", o.sampler.command}, {"name", sampler->name()},
-                         {"contract", protocol::contract_fields(sampler->contract())}};
+                         {"contract", protocol::contract_fields(sampler->contract())},
+                         {"deviations", deviations},
+                         {"judged_by", o.sampler.definition ? "definition" : "declared conventions"}};
     std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
+    for (const std::string& d : deviations)
+      std::printf("  deviation from SPEC §1%s: %s\n", o.sampler.definition ? " (NOT honoured: --definition)" : "", d.c_str());
   } else if (kernels::device_count() == 0) {
     std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
     return 2;
@@ -170,6 +178,9 @@ int check(const CheckOptions& o) {
         std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
                     ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
         if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
+        if (!ok && o.sampler.definition && !deviations.empty())
+          std::printf("  judged by SPEC §1 alone (--definition); the sampler declares:\n    %s\n",
+                      fmt::format("{}", fmt::join(deviations, "\n    ")).c_str());
         if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0) try {
             std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
                         properties::save_to_corpus(properties::default_corpus_dir(), p.name,

@@ -139,6 +139,9 @@ void add_sampler_options(CLI::App* app, protocol::SamplerSpec& o, const char* wh
       ->excludes(s);
   app->add_option("--sampler-timeout", o.timeout_s, "seconds the sampler may take per request (default 60)")
       ->check(finite_in(0.001, 86400.0));
+  app->add_flag("--definition", o.definition,
+                "judge by SPEC §1 alone: the sampler's declared conventions (greedy rule, eps, NaN logits) are reported "
+                "but not honoured");
   protocol::ContractOverrides& over = o.overrides;
   auto flag = [](const char* field) { return protocol::override_flag(field); };
   app->add_option_function<std::string>(

@@ -6,6 +6,7 @@
 #include "analysis/verify.h"
 #include "cli/command_support.h"
 #include "io/table.h"
+#include "protocol/contract_fields.h"
 
 namespace raceoracle::cli {
 
@@ -37,6 +38,9 @@ int verify(const VerifyOptions& o) {
               o.file.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.vocab), r.logits_dtype.c_str(),
               oracle::to_string(r.contract.order), r.contract.exp_ulp, r.contract.div_ulp, r.constants.eps,
               r.constants.greedy_eps);
+  std::vector<std::string> deviations;  // declared conventions that differ from SPEC §1 (docs/CONVENTIONS.md)
+  for (const protocol::Deviation& d : protocol::deviations(r.contract.conventions)) deviations.push_back(d.describe());
+  for (const std::string& d : deviations) std::printf("deviation from SPEC §1: %s\n", d.c_str());
   if (r.contract.noise_ulp > 0)
     std::printf("noise drawn from each row's seed and offset (Philox-4x32-10, docs/DRAWN_NOISE.md); the sampler's E "
                 "within %.1f ulp of it\n", r.contract.noise_ulp);
@@ -49,7 +53,7 @@ int verify(const VerifyOptions& o) {
   std::printf("%s", r.noise.describe().c_str());
   if (!o.json.empty()) {
     nlohmann::json j = counts.json()[0];
-    j.update({{"file", o.file}, {"rows", r.rows}, {"vocab", r.vocab}, {"failures", r.failures},
+    j.update({{"file", o.file}, {"rows", r.rows}, {"vocab", r.vocab}, {"failures", r.failures}, {"deviations", deviations},
               {"noise", analysis::to_json(r.noise)}, {"verdict", r.ok() ? "PASS" : "FAIL"}});
     std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
     write_file(o.json, j.dump(2) + "\n");

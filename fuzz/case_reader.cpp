@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::size_t r = 0; r < c.rows.size(); ++r) elements += std::int64_t(c.vocab) + c.logit_pad + c.noise_pad;
   if (elements > (1 << 16) || c.rows.size() > 64) return 0;  // cost, not validity
   try {
-    const fx::Batch b = fx::materialize(c);
+    const raceoracle::subject::Batch b = fx::materialize(c);
     if (b.rows != std::int64_t(std::max<std::size_t>(1, c.rows.size())) || b.vocab != c.vocab) __builtin_trap();
   } catch (const std::exception&) {  // refused with a message
   }

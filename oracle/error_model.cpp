@@ -24,8 +24,9 @@ double KeyBound::rho() const {
 
 double exponent_error(double x, const RowScale& s, const NumericsContract& c) {
   const double u = kUnitRoundoff;
-  const double r_inv = relative_error(c.div_ulp);        // inv_t = fl(1 / t)
-  const double g = (1 + u) * (1 + r_inv) * (1 + u) - 1;  // fl(fl(a - b) * inv_t)
+  const double r_inv = relative_error(c.div_ulp);  // inv_t = fl(1 / t), or the division by t
+  // fl(fl(a - b) * inv_t), or fl(fl(a - b) / t) for a sampler that divides (one rounding fewer).
+  const double g = c.scale_divides ? (1 + u) * (1 + r_inv) - 1 : (1 + u) * (1 + r_inv) * (1 + u) - 1;
   const double dist = std::abs(x - s.row_max) / s.t;     // |x - M| / t
   if (c.order == ScalingOrder::post) {
     // Stage 1 rounds (x - m_t) * inv_t, stage 2 (m_t - M) * inv_t; since
@@ -35,7 +36,7 @@ double exponent_error(double x, const RowScale& s, const NumericsContract& c) {
   // Pre-scale: xs = fl(x * inv_t) and ms = fl(m_t * inv_t) each carry g2 |.|/t,
   // their difference one more rounding, then the stage-2 rescale as above.
   // m_t is somewhere in [x, M], so |m_t| <= max(|x|, |M|).
-  const double g2 = (1 + r_inv) * (1 + u) - 1;
+  const double g2 = c.scale_divides ? r_inv : (1 + r_inv) * (1 + u) - 1;  // fl(x / t) or fl(x * inv_t)
   const double big = std::max(std::abs(x), std::abs(s.row_max));
   const double scaled = g2 * (std::abs(x) + big) / s.t;
   double err = scaled * (1 + u) + u * dist;
@@ -50,18 +51,22 @@ RoundingFactors rounding_factors(const NumericsContract& c) {
   const double r_res = c.two_stage ? relative_error(c.rescale_ulp) : 0.0;
   const double r_mul = c.two_stage ? u : 0.0;
   const double r_e = noise_error(c);
-  // exp, the stage-2 rescale exp and multiply, the division; den = fl(E' + eps)
-  // carries u, E' (drawn noise) carries r_e of E and so of E + eps, and the
-  // key divides by den.
-  return {(1 + r_exp) * (1 + r_res) * (1 + r_mul) * (1 + r_div) / ((1 - u) * (1 - r_e)) * kSafety,
-          (1 - r_exp) * (1 - r_res) * (1 - r_mul) * (1 - r_div) / ((1 + u) * (1 + r_e)) / kSafety};
+  const double r_key = c.key_reciprocal ? u : 0.0;  // w * fl(1 / den): the multiply's rounding beside the reciprocal's
+  const double r_cmp = c.key_bf16 ? kBf16UnitRoundoff : 0.0;  // the key rounded to bf16 before it is compared
+  // exp, the stage-2 rescale exp and multiply, the division (or reciprocal and
+  // multiply); den = fl(E' + eps) carries u, E' (drawn noise) carries r_e of E
+  // and so of E + eps, and the key divides by den; then bf16 rounding.
+  return {(1 + r_exp) * (1 + r_res) * (1 + r_mul) * (1 + r_div) * (1 + r_key) * (1 + r_cmp) / ((1 - u) * (1 - r_e)) * kSafety,
+          (1 - r_exp) * (1 - r_res) * (1 - r_mul) * (1 - r_div) * (1 - r_key) * (1 - r_cmp) / ((1 + u) * (1 + r_e)) / kSafety};
 }
 
 double absolute_error(double den, const NumericsContract& c) {
   // Each of exp, '/', the rescale exp and the final multiply may land below
   // the normal range and be flushed (GPU FTZ) or rounded as a subnormal; an
   // error in the stage-1 exp reaches the key divided by the computed den.
-  return 2 * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff) * (1 - noise_error(c)))) * kSafety;
+  // The reciprocal form's multiply and a bf16 rounding may each flush once more.
+  const double ops = 2 + (c.key_reciprocal ? 1 : 0) + (c.key_bf16 ? 1 : 0);
+  return ops * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff) * (1 - noise_error(c)))) * kSafety;
 }
 
 bool prescale_overflows(double x, const RowScale& s) {
@@ -91,9 +96,14 @@ KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContr
     return b;
   }
   const double abs_err = absolute_error(den, c);
+  // fl(1 / den) overflows to inf below den = 2^-128: the key is then inf or NaN.
+  if (c.key_reciprocal && den * (1 - 2 * kUnitRoundoff) <= 1.0 / double(FLT_MAX)) {
+    b.hi = kInf;
+    return b;
+  }
   b.hi = b.key * f.up + abs_err;
   b.lo = std::max(0.0, b.key * f.down - abs_err);
-  if (b.hi >= double(FLT_MAX)) b.hi = kInf;  // an fp32 key may overflow to inf
+  if (b.hi >= (c.key_bf16 ? kBf16Max : double(FLT_MAX))) b.hi = kInf;  // a key may overflow to inf
   return b;
 }
 

@@ -87,6 +87,7 @@ const char* to_string(InvalidReason r) {
     case InvalidReason::nan_noise: return "NaN noise";
     case InvalidReason::negative_noise: return "negative noise";
     case InvalidReason::inf_noise: return "infinite noise";
+    case InvalidReason::zero_noise_without_eps: return "zero noise, and the sampler adds no eps";
   }
   return "?";
 }
@@ -106,16 +107,22 @@ RowScale row_scale(const RowView& row, const RaceConstants& k) {
   return {double(scan_logits(row).max), double(race::clamp_temperature(row.temperature)), k.eps};
 }
 
-Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& k) {
+Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& request) {
   // The reference decides the rare rows (out of contract, fully masked,
   // forced, pre-scale past fp32's range, keys near its overflow); the common
   // ones are decided here from one fp32 pass, plus the screen for sampling.
   const float T = row.temperature;
-  if (std::isnan(T) || T == std::numeric_limits<float>::infinity()) return decide_reference(row, contract, k);
+  if (std::isnan(T) || T == std::numeric_limits<float>::infinity()) return decide_reference(row, contract, request);
+  // The sampler's conventions: the eps it adds (race/definition.h).
+  const RaceConstants k{race::race_eps(request.eps, contract.conventions), request.greedy_eps};
   const LogitStats stats = scan_logits(row);
-  if (stats.nan_or_pos_inf || stats.unmasked <= 1) return decide_reference(row, contract, k);
+  if (stats.nan_or_pos_inf || stats.unmasked <= 1) return decide_reference(row, contract, request);
+  // A sampler without eps divides by its draws: a zero one is out of its contract (the reference says so).
+  if (contract.conventions.eps == race::EpsRule::none && !race::is_greedy(T, k.greedy_eps, contract.conventions) &&
+      std::find(row.noise, row.noise + row.vocab, 0.0f) != row.noise + row.vocab)
+    return decide_reference(row, contract, request);
   Verdict v;
-  if (race::is_greedy(T, k.greedy_eps)) {  // fp32 compare, as the kernels do
+  if (race::is_greedy(T, k.greedy_eps, contract.conventions)) {  // fp32 compare, as the kernels do
     decide_greedy(row, stats.max, v);
     return v;
   }
@@ -127,10 +134,10 @@ Verdict decide(const RowView& row, const NumericsContract& contract, const RaceC
   const float log2e_over_t = float(kLog2e / s.t);
   const bool in_range = double(stats.max) - double(stats.min_finite) < double(FLT_MAX) && log2e_over_t >= FLT_MIN &&
                         k.eps < 0x1p100f;
-  if (std::isinf(b.up_max) || !in_range) return decide_reference(row, contract, k);
+  if (std::isinf(b.up_max) || !in_range) return decide_reference(row, contract, request);
   Candidates c(row, s, b);
-  if (!screen_row(row, stats.max, log2e_over_t, k.eps, 0.0f, c)) return decide_reference(row, contract, k);
-  if (!(c.k1 * b.up_max < double(FLT_MAX) / 4)) return decide_reference(row, contract, k);
+  if (!screen_row(row, stats.max, log2e_over_t, k.eps, 0.0f, c)) return decide_reference(row, contract, request);
+  if (!(c.k1 * b.up_max < double(FLT_MAX) / 4)) return decide_reference(row, contract, request);
   rules::sampling(v, row, s, contract, b, c.ids, c.keys);
   return v;
 }

@@ -16,7 +16,8 @@ const char* to_string(RowClass c);
 /// Noise is checked only for rows that read it (not greedy rows).
 /// T = +inf is out of contract too: x / t is undefined for a masked id (-inf / inf).
 enum class InvalidReason : std::uint8_t {
-  none, nan_logit, pos_inf_logit, nan_temperature, inf_temperature, nan_noise, negative_noise, inf_noise
+  none, nan_logit, pos_inf_logit, nan_temperature, inf_temperature, nan_noise, negative_noise, inf_noise,
+  zero_noise_without_eps  ///< a sampler that adds no eps (race::EpsRule::none) divides by a zero draw
 };
 const char* to_string(InvalidReason r);
 

@@ -34,8 +34,9 @@ Verdict invalid(InvalidReason r, std::int64_t id) {
   return v;
 }
 
-/// Out-of-contract checks of SPEC §1, first failing id reported.
-bool classify_invalid(const RowView& row, const Eigen::ArrayXd& x, bool greedy, Verdict& out) {
+/// Out-of-contract checks of SPEC §1, first failing id reported; a sampler
+/// that adds no eps (race::EpsRule::none) also excludes zero draws.
+bool classify_invalid(const RowView& row, const Eigen::ArrayXd& x, bool greedy, bool zero_noise_allowed, Verdict& out) {
   const float T = row.temperature;
   if (std::isnan(T)) return out = invalid(InvalidReason::nan_temperature, -1), true;
   if (T == std::numeric_limits<float>::infinity())
@@ -47,19 +48,27 @@ bool classify_invalid(const RowView& row, const Eigen::ArrayXd& x, bool greedy, 
   }
   if (greedy) return false;  // greedy rows do not read noise
   const std::int64_t i = first_where(row.vocab, [&](std::int64_t j) { return !(row.noise[j] >= 0.0f && std::isfinite(row.noise[j])); });
-  if (i < 0) return false;
-  const float bad = row.noise[i];
-  out = invalid(std::isnan(bad) ? InvalidReason::nan_noise : bad < 0 ? InvalidReason::negative_noise : InvalidReason::inf_noise, i);
+  if (i >= 0) {
+    const float bad = row.noise[i];
+    out = invalid(std::isnan(bad) ? InvalidReason::nan_noise : bad < 0 ? InvalidReason::negative_noise : InvalidReason::inf_noise, i);
+    return true;
+  }
+  if (zero_noise_allowed) return false;
+  const std::int64_t z = first_where(row.vocab, [&](std::int64_t j) { return row.noise[j] == 0.0f; });
+  if (z < 0) return false;
+  out = invalid(InvalidReason::zero_noise_without_eps, z);
   return true;
 }
 
 }  // namespace
 
-Verdict decide_reference(const RowView& row, const NumericsContract& contract, const RaceConstants& k) {
+Verdict decide_reference(const RowView& row, const NumericsContract& contract, const RaceConstants& request) {
   const Eigen::ArrayXd x = widen(row);
-  const bool greedy = race::is_greedy(row.temperature, k.greedy_eps);  // fp32 compare, as the kernels do
+  // The sampler's conventions: its greedy rule, fp32 compare as the kernels do; the eps it adds.
+  const RaceConstants k{race::race_eps(request.eps, contract.conventions), request.greedy_eps};
+  const bool greedy = race::is_greedy(row.temperature, k.greedy_eps, contract.conventions);
   Verdict v;
-  if (classify_invalid(row, x, greedy, v)) return v;
+  if (classify_invalid(row, x, greedy, contract.conventions.eps != race::EpsRule::none, v)) return v;
 
   const double m = x.maxCoeff();
   if (m == -kInf) {  // fully masked: id 0 for greedy and sampling rows alike

@@ -123,7 +123,9 @@ std::string greedy_is_exact(const LawContext& c) {
     const std::string bad = first_bad_row(
         *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise changed id by id",
         [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
-          return race::is_greedy(b->temperatures[std::size_t(row)], b->greedy_eps) && valid(vr) && t != vr.token;
+          // Greedy by the rule the subject is judged by (race/definition.h's conventions).
+          return race::is_greedy(b->temperatures[std::size_t(row)], b->greedy_eps, c.subject.contract().conventions) &&
+                 valid(vr) && t != vr.token;
         });
     if (!bad.empty()) return bad;
   }
@@ -192,9 +194,25 @@ std::string fused_matches_baseline(const LawContext& c) {
   // beside an external sampler, under the contract the sampler declared.
   const auto& fused = is_fused(other) ? other : c.subject;
   const auto v = c.batch.decide(fused.contract());
+  // A sampler that declares other conventions (docs/CONVENTIONS.md) computes
+  // another function where they differ: its token is judged by its own rules,
+  // the baseline's by the definition's, on the same noise.
+  const bool own_rules = !(c.subject.contract().conventions == race::Conventions{});
+  oracle::NumericsContract definition = fused.contract();
+  definition.conventions = {};
+  const auto v_definition = own_rules ? c.batch.decide(definition) : v;
   for (std::int64_t r = 0; r < c.batch.rows; ++r) {
     const auto ta = a.run.tokens[std::size_t(r)], tb = b.run.tokens[std::size_t(r)];
     const Verdict& vr = v[std::size_t(r)];
+    if (own_rules) {
+      const Verdict& mine = vr, &base = v_definition[std::size_t(r)];
+      if (valid(mine) && valid(base) &&
+          (oracle::is_failure(oracle::judge(mine, ta, c.batch.vocab)) || oracle::is_failure(oracle::judge(base, tb, c.batch.vocab))))
+        return row_report(c.batch, r, mine, ta,
+                          fmt::format("{} gave {} (judged by its conventions) and {} gave {} (by SPEC §1): not both explained",
+                                      c.subject.name(), ta, other.name(), tb));
+      continue;
+    }
     if (unexplained_split(vr, ta, tb, c.batch.vocab))
       return row_report(c.batch, r, vr, ta,
                         fmt::format("{} gave {} and {} gave {}: not both explained", c.subject.name(), ta, other.name(), tb));

@@ -139,7 +139,8 @@ std::vector<Law> make_laws() {
        .check = nan_isolation,
        .inputs = rows_of({K::nan_logits}),
        .must_cover = {C::nan_logit},
-       .matrix = {every_row, {fixtures::MatrixEdge::logit_nan}, true}},
+       .matrix = {every_row, {fixtures::MatrixEdge::logit_nan}, true},
+       .needs = Needs::nan_as_masked},
       {.name = "SentinelEscapesVisibly",
        .statement = "stage 2 passes an escaped sentinel through (no result clamp)",
        .check = sentinel_escapes_visibly,
@@ -177,6 +178,7 @@ const char* needs_note(Needs n) {
     case Needs::tokens: return "";
     case Needs::kernel: return "lays out device memory itself: compiled-in kernels only";
     case Needs::partials: return "reads stage-1 partials: fused kernels only";
+    case Needs::nan_as_masked: return "the sampler declares rows with a NaN logit out of its contract";
   }
   return "?";
 }
@@ -186,6 +188,7 @@ bool Law::applies_to(const subject::Subject& s) const {
     case Needs::tokens: return true;
     case Needs::kernel: return s.kernel() != nullptr;
     case Needs::partials: return s.kernel() && s.kernel()->has_partials();
+    case Needs::nan_as_masked: return s.contract().conventions.nan_is_masked;
   }
   return false;
 }

@@ -22,6 +22,7 @@ enum class Needs : std::uint8_t {
   tokens,    ///< tokens only: any subject, an external sampler included
   kernel,    ///< a compiled-in kernel (it lays out device memory itself)
   partials,  ///< a fused kernel's stage-1 partials
+  nan_as_masked,  ///< tokens, from a subject that treats a NaN logit as masked (the definition's convention)
 };
 
 /// Why a law does not apply to every subject; "" for Needs::tokens.

@@ -72,7 +72,56 @@ oracle::NumericsContract default_sampler_contract() {
   return c;
 }
 
+namespace {
+
+/// A field that is one of `words` (its index), or `fallback` when absent.
+template <std::size_t N>
+int word_field(const Fields& f, const std::string& key, const char* const (&words)[N], int fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  for (std::size_t i = 0; i < N; ++i)
+    if (it->second == words[i]) return int(i);
+  std::string allowed;
+  for (const char* w : words) allowed += (allowed.empty() ? "'" : ", '") + std::string(w) + "'";
+  throw std::invalid_argument(fmt::format("'{}' = '{}': must be one of {}", key, it->second, allowed));
+}
+// The conventions' words, in the order of their enums (race/definition.h).
+constexpr const char* kGreedyRules[] = {"definition", "zero", "below"};
+constexpr const char* kEpsRules[] = {"request", "none", "fixed"};
+constexpr const char* kNanLogits[] = {"masked", "out_of_contract"};
+// The arithmetic terms named by words: the definition's first.
+constexpr const char* kScaleOps[] = {"multiply", "divide"};
+constexpr const char* kKeyOps[] = {"divide", "reciprocal"};
+constexpr const char* kKeyDtypes[] = {"f32", "bf16"};
+
+race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
+  // A rule and its constant are given together (fields that state neither keep `c`'s).
+  c.greedy = race::GreedyRule(word_field(f, "greedy_rule", kGreedyRules, int(c.greedy)));
+  if (f.count("greedy_rule") && c.greedy == race::GreedyRule::below && !f.count("greedy_below"))
+    throw std::invalid_argument("'greedy_rule' = 'below' needs 'greedy_below' (the c of T < c)");
+  if (f.count("greedy_below")) {
+    if (c.greedy != race::GreedyRule::below) throw std::invalid_argument("'greedy_below' is given but 'greedy_rule' is not 'below'");
+    c.greedy_below = parse_float_field(f, "greedy_below", 0);
+  }
+  c.eps = race::EpsRule(word_field(f, "eps_rule", kEpsRules, int(c.eps)));
+  if (f.count("eps_rule") && c.eps == race::EpsRule::fixed && !f.count("eps_fixed"))
+    throw std::invalid_argument("'eps_rule' = 'fixed' needs 'eps_fixed' (the eps the sampler adds)");
+  if (f.count("eps_fixed")) {
+    if (c.eps != race::EpsRule::fixed) throw std::invalid_argument("'eps_fixed' is given but 'eps_rule' is not 'fixed'");
+    c.eps_fixed = parse_float_field(f, "eps_fixed", 0);
+    if (c.eps_fixed < 0) throw std::invalid_argument(fmt::format("'eps_fixed' = '{}': must be >= 0", f.at("eps_fixed")));
+  }
+  c.nan_is_masked = word_field(f, "nan_logits", kNanLogits, c.nan_is_masked ? 0 : 1) == 0;
+  return c;
+}
+
+}  // namespace
+
 oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContract c) {
+  c.conventions = parse_conventions(f, c.conventions);
+  c.scale_divides = word_field(f, "scale_op", kScaleOps, c.scale_divides) == 1;
+  c.key_reciprocal = word_field(f, "key_op", kKeyOps, c.key_reciprocal) == 1;
+  c.key_bf16 = word_field(f, "key_dtype", kKeyDtypes, c.key_bf16) == 1;
   if (auto it = f.find("scaling_order"); it != f.end()) {
     if (it->second != "post" && it->second != "pre")
       throw std::invalid_argument("'scaling_order' = '" + it->second + "': must be 'post' or 'pre'");
@@ -97,15 +146,57 @@ void require_tensor_noise_exact(const oracle::NumericsContract& c) {
 }
 
 Fields contract_fields(const oracle::NumericsContract& c) {
-  return {{"scaling_order", oracle::to_string(c.order)},
-          {"exp_ulp", fmt::format("{}", c.exp_ulp)},
-          {"div_ulp", fmt::format("{}", c.div_ulp)},
-          {"stages", c.two_stage ? "2" : "1"}};
+  Fields f{{"scaling_order", oracle::to_string(c.order)},
+           {"exp_ulp", fmt::format("{}", c.exp_ulp)},
+           {"div_ulp", fmt::format("{}", c.div_ulp)},
+           {"stages", c.two_stage ? "2" : "1"}};
+  // The newer terms and the conventions where they differ from the
+  // definition's (so that a sampler of the definition's has the fields it had).
+  if (c.scale_divides) f["scale_op"] = kScaleOps[1];
+  if (c.key_reciprocal) f["key_op"] = kKeyOps[1];
+  if (c.key_bf16) f["key_dtype"] = kKeyDtypes[1];
+  const race::Conventions& k = c.conventions;
+  if (k.greedy != race::GreedyRule::definition) f["greedy_rule"] = kGreedyRules[int(k.greedy)];
+  if (k.greedy == race::GreedyRule::below) f["greedy_below"] = fmt::format("{}", k.greedy_below);
+  if (k.eps != race::EpsRule::request) f["eps_rule"] = kEpsRules[int(k.eps)];
+  if (k.eps == race::EpsRule::fixed) f["eps_fixed"] = fmt::format("{}", k.eps_fixed);
+  if (!k.nan_is_masked) f["nan_logits"] = kNanLogits[1];
+  return f;
+}
+
+std::string Deviation::describe() const {
+  return fmt::format("{}: {} (SPEC §1: {}): {}", term, declared, definition, consequence);
+}
+
+std::vector<Deviation> deviations(const race::Conventions& c) {
+  std::vector<Deviation> out;
+  if (c.greedy == race::GreedyRule::zero)
+    out.push_back({"greedy rule", "T == 0", "T <= greedy_eps",
+                   "rows with 0 < T <= greedy_eps are sampled at t = 1e-5, not greedy; T < 0 is sampled at t = 1e-5"});
+  if (c.greedy == race::GreedyRule::below)
+    out.push_back({"greedy rule", fmt::format("T < {}", c.greedy_below), "T <= greedy_eps",
+                   fmt::format("rows with T < {} are greedy whatever greedy_eps is; T = {} and rows from there up to "
+                               "greedy_eps are sampled",
+                               c.greedy_below, c.greedy_below)});
+  if (c.eps == race::EpsRule::none)
+    out.push_back({"race eps", "none (key = p / E)", "p / (E + eps)",
+                   "the request's eps is ignored; a sampling row with a zero noise draw is out of the sampler's "
+                   "contract (p / 0), so its noise must exclude 0"});
+  if (c.eps == race::EpsRule::fixed)
+    out.push_back({"race eps", fmt::format("{} of its own", c.eps_fixed), "the request's eps",
+                   fmt::format("keys are p / (E + {}) whatever eps the request carries", c.eps_fixed)});
+  if (!c.nan_is_masked)
+    out.push_back({"NaN logits", "out of contract", "a NaN logit acts as a masked id",
+                   "rows with a NaN logit are not judged; law NanIsolation does not apply"});
+  return out;
 }
 
 std::string describe_contract(const oracle::NumericsContract& c) {
-  return fmt::format("{}-scale, exp {} ulp, div {} ulp, {}", oracle::to_string(c.order), c.exp_ulp, c.div_ulp,
-                     c.two_stage ? "two-stage" : "one-stage");
+  std::string s = fmt::format("{}-scale{}, exp {} ulp, div {} ulp, {}{}{}", oracle::to_string(c.order),
+                              c.scale_divides ? " (x / t)" : "", c.exp_ulp, c.div_ulp, c.two_stage ? "two-stage" : "one-stage",
+                              c.key_reciprocal ? ", key w * (1 / (E + eps))" : "", c.key_bf16 ? ", bf16 keys" : "");
+  for (const Deviation& d : deviations(c.conventions)) s += fmt::format("; {} {}", d.term, d.declared);
+  return s;
 }
 
 float parse_float_field(const Fields& f, const std::string& key, float fallback) {

@@ -3,10 +3,14 @@
 /// `verify`'s file metadata, the protocol handshake and the command-line
 /// overrides: `scaling_order` (post|pre), `exp_ulp`, `div_ulp` (ulps, in
 /// [0, kMaxUlp]), `noise_ulp` (drawn noise only: the sampler's E against the
-/// oracle's) and `stages` (2: a fused sampler's rescale, 1: unfused).
+/// oracle's) and `stages` (2: a fused sampler's rescale, 1: unfused); and its
+/// conventions (docs/CONVENTIONS.md): `greedy_rule` (definition|zero|below,
+/// with `greedy_below`), `eps_rule` (request|none|fixed, with `eps_fixed`),
+/// `nan_logits` (masked|out_of_contract).
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "oracle/contract.h"
 
@@ -60,6 +64,17 @@ Fields contract_fields(const oracle::NumericsContract& c);
 /// `noise_ulp` above 0 would only widen its bound. Throws naming the field.
 void require_tensor_noise_exact(const oracle::NumericsContract& c);
 std::string describe_contract(const oracle::NumericsContract& c);  ///< "post-scale, exp 2 ulp, div 2 ulp, two-stage"
+
+/// A declared convention that differs from SPEC §1, named, with what it
+/// changes: every report lists them.
+struct Deviation {
+  std::string term;         ///< "greedy rule"
+  std::string declared;     ///< "T == 0"
+  std::string definition;   ///< "T <= greedy_eps"
+  std::string consequence;  ///< "rows with 0 < T <= greedy_eps are sampled at t = 1e-5; T < 0 is sampled"
+  std::string describe() const;  ///< one line
+};
+std::vector<Deviation> deviations(const race::Conventions& c);
 
 /// A decimal float field: throws naming `key` unless it is a finite number.
 float parse_float_field(const Fields& fields, const std::string& key, float fallback);

@@ -151,9 +151,15 @@ std::string ExternalSampler::take_breakdown() const {
   return b;
 }
 
+oracle::NumericsContract ExternalSampler::contract() const {
+  oracle::NumericsContract c = contract_;
+  if (spec_.definition) c.conventions = {};
+  return c;
+}
+
 std::string ExternalSampler::replay_args() const {
   std::string s = spec_.read_fd >= 0 ? "--sampler '<your sampler command>'" : "--sampler " + shell_quote(spec_.command);
-  return s + override_flags(spec_.overrides);
+  return s + override_flags(spec_.overrides) + (spec_.definition ? " --definition" : "");
 }
 
 subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::RunOptions&) const {

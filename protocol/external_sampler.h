@@ -44,6 +44,8 @@ struct SamplerSpec {
   int read_fd = -1, write_fd = -1;  ///< or a sampler already serving on these descriptors
   double timeout_s = 60;            ///< per request, the handshake included
   ContractOverrides overrides;      ///< terms that override the sampler's own
+  /// Judge by SPEC §1 alone, whatever conventions the sampler declares (they are still reported).
+  bool definition = false;
   bool given() const { return !command.empty() || read_fd >= 0; }
 };
 /// `--sampler-fds IN,OUT` read into `spec`; std::invalid_argument saying what
@@ -58,7 +60,8 @@ class ExternalSampler final : public subject::Subject {
   ~ExternalSampler() override;
 
   const std::string& name() const override { return name_; }
-  oracle::NumericsContract contract() const override { return contract_; }
+  oracle::NumericsContract contract() const override;
+  race::Conventions declared_conventions() const override { return contract_.conventions; }
   const kernels::Kernel* kernel() const override { return nullptr; }
   subject::KernelRun run(const subject::Batch& b, const kernels::RunOptions& o = {}) const override;
   std::string take_breakdown() const override;

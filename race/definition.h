@@ -35,6 +35,38 @@ struct RaceConstants {
 
 /// A row is greedy iff T <= greedy_eps, compared in fp32 (T == greedy_eps and negative T are greedy).
 constexpr bool is_greedy(float T, float greedy_eps) { return T <= greedy_eps; }
+
+/// How a sampler picks its greedy rows: the definition's `T <= greedy_eps`,
+/// or a rule of the field's (docs/CONVENTIONS.md): `T == 0` (-0 included),
+/// `T < c` for a constant c of the sampler's own.
+enum class GreedyRule : std::uint8_t { definition, zero, below };
+/// The race's eps: the request's (the definition), none (key = p / E: a row
+/// with a zero draw is out of the sampler's contract), or a constant of the
+/// sampler's own.
+enum class EpsRule : std::uint8_t { request, none, fixed };
+
+/// What a sampler does where the field departs from SPEC §1, declared so that
+/// it is judged by what it does and reported as a deviation, never silently
+/// accepted. The defaults are the definition's.
+struct Conventions {
+  GreedyRule greedy = GreedyRule::definition;
+  float greedy_below = 0;  ///< GreedyRule::below: greedy iff T < greedy_below, compared in fp32
+  EpsRule eps = EpsRule::request;
+  float eps_fixed = 0;  ///< EpsRule::fixed: the eps the sampler adds whatever the request says
+  /// true (the definition): a NaN logit acts as a masked id (law NanIsolation);
+  /// false: a row with a NaN logit is out of the sampler's contract.
+  bool nan_is_masked = true;
+  bool operator==(const Conventions&) const = default;
+};
+
+/// Greedy under the sampler's conventions (the definition's rule by default).
+constexpr bool is_greedy(float T, float greedy_eps, const Conventions& c) {
+  return c.greedy == GreedyRule::zero ? T == 0.0f : c.greedy == GreedyRule::below ? T < c.greedy_below : T <= greedy_eps;
+}
+/// The eps the sampler adds, given the request's.
+constexpr float race_eps(float request_eps, const Conventions& c) {
+  return c.eps == EpsRule::none ? 0.0f : c.eps == EpsRule::fixed ? c.eps_fixed : request_eps;
+}
 /// t = max(T, 1e-5f) on the host; a NaN T stays NaN (such a row is out of contract).
 constexpr float clamp_temperature(float T) { return T < kMinTemperature ? kMinTemperature : T; }
 
@@ -61,6 +93,14 @@ struct NumericsContract {
   double noise_ulp = 0.0;
   /// Logit storage: informational, both widen exactly.
   Dtype logits = Dtype::bf16;
+  /// How 1/t is applied: x * fl(1/t), two roundings (the kernels), or x / t, one.
+  bool scale_divides = false;
+  /// How the key is formed: w / (E + eps) (the definition), or w * fl(1 / (E + eps)).
+  bool key_reciprocal = false;
+  /// The keys compared in bf16 (rounded to nearest even) rather than fp32.
+  bool key_bf16 = false;
+  /// Where the sampler departs from SPEC §1 (greedy rule, eps, NaN logits).
+  Conventions conventions;
 };
 
 }  // namespace raceoracle::race

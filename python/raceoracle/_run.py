@@ -78,12 +78,15 @@ def _python_replay(fn, property_name, reproduce, case):
 
 
 def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=None, vocab=None, timeout=60,
-          tensors="numpy", device="cpu", name=None, **contract):
+          tensors="numpy", device="cpu", name=None, definition=False, **contract):
     """Runs `raceoracle check` on fn, served from this process.
 
     Returns the report (a dict; .passed, .text) when every law held; raises
     AssertionError with each shrunk counterexample and its replay call
-    otherwise. `contract` takes scaling_order, exp_ulp, div_ulp, stages.
+    otherwise. `contract` takes scaling_order, exp_ulp, div_ulp, stages and
+    the conventions (greedy_rule, greedy_below, eps_rule, eps_fixed,
+    nan_logits; docs/CONVENTIONS.md). definition=True judges by SPEC 1 alone,
+    the declared conventions reported but not honoured.
     """
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "check.json")
@@ -91,9 +94,11 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
         if seed is not None:
             args += ["--seed", str(seed)]
         if properties:
-            args += ["--properties"] + list(properties)
+            args += ["--laws"] + list(properties)
         if not agreement:
             args += ["--no-agreement"]
+        if definition:
+            args += ["--definition"]
         if rows is not None:
             args += ["--rows", str(rows)]
         if vocab is not None:
@@ -129,9 +134,11 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
 
 
 def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100, timeout=60, tensors="numpy",
-           device="cpu", name=None, **contract):
+           device="cpu", name=None, definition=False, **contract):
     """Replays one failure check() reported; raises AssertionError while it still fails."""
-    args = ["replay", "--property", property_name, "--cases", str(cases), "--sampler-timeout", str(timeout)]
+    args = ["replay", "--law", property_name, "--cases", str(cases), "--sampler-timeout", str(timeout)]
+    if definition:
+        args += ["--definition"]
     if reproduce:
         args += ["--reproduce", reproduce]
     elif case:

@@ -8,10 +8,28 @@ import numpy as np
 from . import _messages as m
 
 
-def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None):
-    """The contract terms a sampler declares, as protocol fields. A term left
-    None is not sent: raceoracle applies its own default (post-scale, 2 ulp,
-    2 ulp, two stages; protocol/contract_fields.cpp), written there only."""
+_CONVENTION_WORDS = {
+    "greedy_rule": ("definition", "zero", "below"),
+    "eps_rule": ("request", "none", "fixed"),
+    "nan_logits": ("masked", "out_of_contract"),
+    "scale_op": ("multiply", "divide"),
+    "key_op": ("divide", "reciprocal"),
+    "key_dtype": ("f32", "bf16"),
+}
+
+
+def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, scale_op=None, key_op=None,
+                    key_dtype=None, greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None):
+    """The contract terms and conventions a sampler declares, as protocol
+    fields. A term left None is not sent: raceoracle applies its own default
+    (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
+    protocol/contract_fields.cpp), written there only.
+
+    Arithmetic (oracle/ERROR_MODEL.md): scale_op "divide" (x / t rather than
+    x * (1/t)), key_op "reciprocal" (w * (1/(E + eps))), key_dtype "bf16".
+    Conventions (docs/CONVENTIONS.md): greedy_rule "zero" (T == 0) or "below"
+    (T < greedy_below); eps_rule "none" (key = p / E) or "fixed" (eps_fixed of
+    its own); nan_logits "out_of_contract". Each is reported as a deviation."""
     fields = {}
     if scaling_order is not None:
         if scaling_order not in ("post", "pre"):
@@ -26,6 +44,15 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None)
         if int(stages) not in (1, 2):
             raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
         fields["stages"] = str(int(stages))
+    for key, v in (("scale_op", scale_op), ("key_op", key_op), ("key_dtype", key_dtype), ("greedy_rule", greedy_rule),
+                   ("eps_rule", eps_rule), ("nan_logits", nan_logits)):
+        if v is not None:
+            if v not in _CONVENTION_WORDS[key]:
+                raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
+            fields[key] = v
+    for key, v in (("greedy_below", greedy_below), ("eps_fixed", eps_fixed)):
+        if v is not None:
+            fields[key] = repr(float(v))  # raceoracle refuses it unless its rule is the one that reads it
     return fields
 
 
@@ -103,19 +130,20 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
         answered += 1
 
 
-def serve(fn, *, tensors="numpy", device="cpu", scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, name=None):
+def serve(fn, *, tensors="numpy", device="cpu", name=None, **contract):
     """Runs the sampler side of the protocol on stdin/stdout until EOF.
 
     fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]. With
     tensors="numpy", BF16 logits arrive widened to float32 (exactly); with
     tensors="torch", as torch.bfloat16 (or float32) on `device`. Anything the
     process prints to stdout goes to stderr: stdout carries the protocol.
+    `contract`: the terms and conventions contract_fields() takes.
     """
+    contract_fields(**contract)  # a misspelt or malformed term fails here, before the protocol starts
     protocol_out = os.dup(1)
     os.dup2(2, 1)  # print() and C-level writes to fd 1 now land on stderr
     sys.stdout = sys.stderr
     try:
-        return serve_on(fn, 0, protocol_out, tensors=tensors, device=device, name=name, scaling_order=scaling_order,
-                        exp_ulp=exp_ulp, div_ulp=div_ulp, stages=stages)
+        return serve_on(fn, 0, protocol_out, tensors=tensors, device=device, name=name, **contract)
     finally:
         os.close(protocol_out)

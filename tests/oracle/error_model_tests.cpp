@@ -12,7 +12,10 @@
 #include <random>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "oracle/oracle.h"
+#include "race/bf16.h"
 #include "race/noise.h"
 
 namespace raceoracle::oracle {
@@ -249,6 +252,92 @@ TEST(ErrorModel, ToleratedGapIsWhereMayOutrankFlips) {
       EXPECT_EQ(may_outrank(bj, bi), g_exact <= tol) << "g " << g_exact << " tolerated " << tol << " n " << n;
     }
   }
+}
+
+// --- the field's arithmetic (docs/../oracle/ERROR_MODEL.md, "The field's arithmetic") ---
+
+/// How an emulated sampler differs from the fused kernel's arithmetic.
+struct Field {
+  bool divides = false;     ///< x / t instead of x * fl(1/t)
+  bool reciprocal = false;  ///< w * fl(1 / (E + eps)) instead of w / (E + eps)
+  bool bf16 = false;        ///< the key rounded to bf16 before it is compared
+  double planted = 0;       ///< an error the arithmetic does not make: every key times (1 + planted)
+};
+
+float round_bf16(float v) { return race::widen_bf16(race::round_to_bf16(v)); }
+
+/// One stage (the whole row's max, as an unfused sampler computes it), in `f`'s arithmetic.
+std::vector<float> emulate_field(const Sample& r, float eps, ScalingOrder order, const Field& f) {
+  const float t = race::clamp_temperature(r.T), inv_t = 1.0f / t;
+  float m = -kInf;
+  for (float v : r.x) m = std::max(m, v);
+  std::vector<float> key(r.x.size());
+  for (std::size_t i = 0; i < r.x.size(); ++i) {
+    float a;
+    if (order == ScalingOrder::post) a = f.divides ? (r.x[i] - m) / t : (r.x[i] - m) * inv_t;
+    else a = f.divides ? r.x[i] / t - m / t : r.x[i] * inv_t - m * inv_t;
+    const float w = std::exp(a), den = r.e[i] + eps;
+    float k = f.reciprocal ? w * (1.0f / den) : w / den;
+    if (f.planted != 0) k = float(double(k) * (1 + f.planted));
+    key[i] = f.bf16 ? round_bf16(k) : k;
+  }
+  return key;
+}
+
+/// The emulated keys against the bounds of the contract that declares `declared`.
+Tightness check_field(const std::vector<Sample>& rows, ScalingOrder order, const Field& arithmetic, const Field& declared) {
+  NumericsContract c = glibc_contract(order);
+  c.two_stage = false;
+  c.scale_divides = declared.divides;
+  c.key_reciprocal = declared.reciprocal;
+  c.key_bf16 = declared.bf16;
+  Tightness t;
+  for (const Sample& r : rows) {
+    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
+    const RowScale s = row_scale(view);
+    if (s.row_max == -kInf) continue;
+    const auto key = emulate_field(r, s.eps, order, arithmetic);
+    for (std::size_t i = 0; i < r.x.size(); ++i) {
+      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
+      ++t.keys;
+      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
+      if (b.key > 1e-30 && std::isfinite(b.hi)) t.worst = std::max(t.worst, error_ratio(b, key[i]));
+    }
+  }
+  return t;
+}
+
+TEST(ErrorModel, TheFieldsArithmeticTermsAreSoundAndTight) {
+  const auto rows = samples(400, race::kCiSeed + 3);
+  const Field terms[] = {{.divides = true}, {.reciprocal = true}, {.bf16 = true},
+                         {.divides = true, .reciprocal = true, .bf16 = true}};
+  for (ScalingOrder order : {ScalingOrder::post, ScalingOrder::pre})
+    for (const Field& f : terms) {
+      const Tightness t = check_field(rows, order, f, f);
+      const std::string name = fmt::format("{}-scale{}{}{}", to_string(order), f.divides ? " x/t" : "",
+                                           f.reciprocal ? " w*(1/E)" : "", f.bf16 ? " bf16-keys" : "");
+      EXPECT_EQ(t.outside, 0u) << name;
+      EXPECT_GT(t.keys, 100000u);
+      EXPECT_GT(t.worst, 0.05) << name << ": the bound is too loose to see a bug";
+      // An error of 5% the arithmetic does not make leaves the bound.
+      Field planted = f;
+      planted.planted = 0.05;
+      const std::size_t caught = check_field(rows, order, planted, f).outside;
+      EXPECT_GT(caught, 1000u) << name;
+      std::printf("[tightness] %s: %zu keys, worst actual/bound = %.3f; a planted 5%% error: %zu keys outside\n",
+                  name.c_str(), t.keys, t.worst, caught);
+    }
+}
+
+TEST(ErrorModel, AFieldTermLeftUndeclaredIsCaught) {
+  // Keys compared in bf16 leave an fp32 contract's bounds: the term is needed.
+  const auto rows = samples(100, race::kCiSeed + 4);
+  EXPECT_GT(check_field(rows, ScalingOrder::post, {.bf16 = true}, {}).outside, 1000u);
+  // x / t rounds once less than x * fl(1/t): the multiply's contract stays sound for it, and is looser.
+  const Tightness divide = check_field(rows, ScalingOrder::post, {.divides = true}, {.divides = true});
+  const Tightness under_multiply = check_field(rows, ScalingOrder::post, {.divides = true}, {});
+  EXPECT_EQ(under_multiply.outside, 0u);
+  EXPECT_LT(under_multiply.worst, divide.worst);
 }
 
 }  // namespace

@@ -71,5 +71,51 @@ TEST(ContractOverrides, ApplyOnlyTheTermsSet) {
   EXPECT_EQ(a.div_ulp, c.div_ulp);
 }
 
+// A sampler's conventions (docs/CONVENTIONS.md) read from its fields, written
+// back only where they differ from the definition, each named as a deviation.
+TEST(Conventions, ReadWrittenAndNamedAsDeviations) {
+  const oracle::NumericsContract c = parse_contract(
+      {{"greedy_rule", "below"}, {"greedy_below", "1e-05"}, {"eps_rule", "none"}, {"nan_logits", "out_of_contract"}});
+  EXPECT_EQ(c.conventions.greedy, race::GreedyRule::below);
+  EXPECT_EQ(c.conventions.greedy_below, 1e-5f);
+  EXPECT_EQ(c.conventions.eps, race::EpsRule::none);
+  EXPECT_FALSE(c.conventions.nan_is_masked);
+  EXPECT_EQ(parse_contract(contract_fields(c)).conventions, c.conventions);  // the round trip
+  const auto d = deviations(c.conventions);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].declared, "T < 1e-05");
+  EXPECT_NE(d[1].consequence.find("zero noise draw"), std::string::npos) << d[1].describe();
+  EXPECT_NE(d[2].consequence.find("NanIsolation does not apply"), std::string::npos) << d[2].describe();
+  EXPECT_NE(describe_contract(c).find("greedy rule T < 1e-05"), std::string::npos) << describe_contract(c);
+  // The definition's conventions: no field written, nothing to report.
+  const Fields plain = contract_fields(default_sampler_contract());
+  EXPECT_EQ(plain.count("greedy_rule") + plain.count("eps_rule") + plain.count("nan_logits"), 0u);
+  EXPECT_TRUE(deviations({}).empty());
+  const oracle::NumericsContract zero = parse_contract({{"greedy_rule", "zero"}, {"eps_rule", "fixed"}, {"eps_fixed", "0.5"}});
+  EXPECT_EQ(zero.conventions.greedy, race::GreedyRule::zero);
+  EXPECT_EQ(zero.conventions.eps_fixed, 0.5f);
+  EXPECT_EQ(deviations(zero.conventions)[0].declared, "T == 0");
+}
+
+void expect_contract_refused(const Fields& f, const std::string& named) {
+  try {
+    parse_contract(f);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+  }
+}
+
+TEST(Conventions, MalformedOnesAreRefusedNamingTheField) {
+  expect_contract_refused({{"greedy_rule", "T==0"}}, "'greedy_rule' = 'T==0': must be one of 'definition', 'zero', 'below'");
+  expect_contract_refused({{"greedy_rule", "below"}}, "needs 'greedy_below'");
+  expect_contract_refused({{"greedy_below", "0.1"}}, "'greedy_rule' is not 'below'");
+  expect_contract_refused({{"eps_rule", "fixed"}}, "needs 'eps_fixed'");
+  expect_contract_refused({{"eps_rule", "fixed"}, {"eps_fixed", "-1"}}, "'eps_fixed' = '-1': must be >= 0");
+  expect_contract_refused({{"eps_fixed", "1"}}, "'eps_rule' is not 'fixed'");
+  expect_contract_refused({{"nan_logits", "ignored"}}, "'nan_logits' = 'ignored'");
+  expect_contract_refused({{"greedy_rule", "below"}, {"greedy_below", "nan"}}, "'greedy_below'");
+}
+
 }  // namespace
 }  // namespace raceoracle::protocol

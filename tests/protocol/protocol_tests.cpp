@@ -282,6 +282,12 @@ TEST(Hello, OverridesApplyOverTheDeclaredContract) {
   EXPECT_EQ(h.contract.rescale_ulp, 1.5);
   EXPECT_FALSE(h.contract.two_stage);
   EXPECT_EQ(h.contract.div_ulp, default_sampler_contract().div_ulp);
+  // Overrides keep the conventions the sampler declared, constants included.
+  hello.metadata.insert({{"greedy_rule", "below"}, {"greedy_below", "1e-05"}, {"eps_rule", "fixed"}, {"eps_fixed", "0.5"}});
+  const SamplerHello k = read_hello(hello, o);
+  EXPECT_EQ(k.contract.conventions.greedy, race::GreedyRule::below);
+  EXPECT_EQ(k.contract.conventions.greedy_below, 1e-5f);
+  EXPECT_EQ(k.contract.conventions.eps_fixed, 0.5f);
 }
 
 TEST_F(Misbehaving, AnEchoOfTheHandshakeIsNotAHello) {

@@ -1,0 +1,83 @@
+// The oracle under a sampler's declared conventions (race/definition.h,
+// docs/CONVENTIONS.md): its greedy rule and the eps it adds decide the row as
+// the sampler computes it; the definition's own rows are unchanged.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "oracle/oracle.h"
+
+namespace raceoracle::oracle {
+namespace {
+
+NumericsContract with(race::Conventions k) {
+  NumericsContract c;
+  c.conventions = k;
+  return c;
+}
+Verdict run(const std::vector<float>& x, const std::vector<float>& e, float T, const NumericsContract& c) {
+  RowView r{x.data(), Dtype::f32, e.data(), std::int64_t(x.size()), T};
+  return decide(r, c);
+}
+
+// x = [0, -1e-5], E = [1e9, 1e-9]: a greedy row picks 0; sampled at t = 1e-5,
+// key1 = e^-1 / 1e-9 >> key0 = 1e-9, so 1.
+const std::vector<float> kX{0.0f, -1e-5f}, kE{1e9f, 1e-9f};
+
+TEST(Conventions, GreedyByTEqualsZero) {
+  const NumericsContract zero = with({.greedy = race::GreedyRule::zero});
+  EXPECT_EQ(run(kX, kE, 0.0f, zero).row_class, RowClass::greedy);
+  EXPECT_EQ(run(kX, kE, -0.0f, zero).row_class, RowClass::greedy);  // -0 == 0
+  // 0 < T <= greedy_eps and T < 0: sampled at t = 1e-5.
+  for (const float T : {1e-10f, -1.0f}) {
+    const Verdict v = run(kX, kE, T, zero);
+    EXPECT_EQ(v.row_class, RowClass::sampling) << T;
+    EXPECT_EQ(v.token, 1) << T;
+    EXPECT_EQ(run(kX, kE, T, {}).token, 0) << "the definition: greedy at " << T;
+  }
+}
+
+TEST(Conventions, GreedyByTBelowAConstant) {
+  const NumericsContract below = with({.greedy = race::GreedyRule::below, .greedy_below = 1e-5f});
+  EXPECT_EQ(run(kX, kE, std::nextafter(1e-5f, 0.0f), below).token, 0);  // greedy
+  EXPECT_EQ(run(kX, kE, 1e-10f, below).token, 0);
+  EXPECT_EQ(run(kX, kE, -1.0f, below).token, 0);
+  const Verdict at = run(kX, kE, 1e-5f, below);  // T = c: sampled
+  EXPECT_EQ(at.row_class, RowClass::sampling);
+  EXPECT_EQ(at.token, 1);
+  // The definition samples T just above greedy_eps; T < c makes it greedy.
+  EXPECT_EQ(run(kX, kE, std::nextafter(1e-10f, 1.0f), {}).token, 1);
+  EXPECT_EQ(run(kX, kE, std::nextafter(1e-10f, 1.0f), below).token, 0);
+}
+
+// x = [0, 1], T = 1, E = [1e-12, 1e-11]. With eps = 1e-10: key0 = 1 / 1.01e-10
+// = 9.9e9 < key1 = e / 1.1e-10 = 2.5e10, so 1. Without eps: key0 = 1e12 >
+// key1 = 2.7e11, so 0. With eps 1 of the sampler's own: key0 = 1 < key1 = e, so 1.
+TEST(Conventions, TheEpsTheSamplerAdds) {
+  const std::vector<float> x{0.0f, 1.0f}, e{1e-12f, 1e-11f};
+  EXPECT_EQ(run(x, e, 1.0f, {}).token, 1);
+  EXPECT_EQ(run(x, e, 1.0f, with({.eps = race::EpsRule::none})).token, 0);
+  const Verdict fixed = run(x, e, 1.0f, with({.eps = race::EpsRule::fixed, .eps_fixed = 1.0f}));
+  EXPECT_EQ(fixed.token, 1);
+}
+
+TEST(Conventions, WithoutEpsAZeroDrawIsOutOfContract) {
+  // p / E with E = 0 is infinite (0 / 0 at a masked id): the sampler's noise must exclude 0.
+  const race::Conventions none{.eps = race::EpsRule::none};
+  const Verdict v = run({0.0f, 5.0f, 0.0f}, {1.0f, 1.0f, 0.0f}, 1.0f, with(none));
+  EXPECT_EQ(v.row_class, RowClass::invalid);
+  EXPECT_EQ(v.reason, InvalidReason::zero_noise_without_eps);
+  EXPECT_EQ(v.reason_id, 2);
+  EXPECT_EQ(run({0.0f, 5.0f, 0.0f}, {1.0f, 1.0f, 0.0f}, 1.0f, {}).token, 2) << "the definition: E + eps";
+  EXPECT_EQ(run({0.0f, 5.0f, 0.0f}, {1.0f, 1.0f, 0.0f}, 0.0f, with(none)).token, 1) << "a greedy row reads no noise";
+}
+
+TEST(Conventions, TheDefinitionsOwnAreUnchanged) {
+  EXPECT_EQ(NumericsContract{}.conventions, race::Conventions{});
+  for (const float T : {0.0f, 1e-10f, -1.0f, 1e-5f, 0.7f})
+    EXPECT_EQ(run(kX, kE, T, {}).token, run(kX, kE, T, with({})).token);
+}
+
+}  // namespace
+}  // namespace raceoracle::oracle
