@@ -141,10 +141,9 @@ int check(const CheckOptions& o) {
     return finish(1);
   }
   // Declared conventions that differ from SPEC §1: listed, judged by unless --definition.
-  std::vector<std::string> deviations;
+  const std::vector<std::string> deviations =
+      sampler ? protocol::describe_deviations(sampler->declared_conventions()) : std::vector<std::string>{};
   if (sampler) {
-    for (const protocol::Deviation& d : protocol::deviations(sampler->declared_conventions()))
-      deviations.push_back(d.describe());
     report["sampler"] = {{"command", o.sampler.command}, {"name", sampler->name()},
                          {"contract", protocol::contract_fields(sampler->contract())},
                          {"deviations", deviations},

@@ -38,8 +38,7 @@ int verify(const VerifyOptions& o) {
               o.file.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.vocab), r.logits_dtype.c_str(),
               oracle::to_string(r.contract.order), r.contract.exp_ulp, r.contract.div_ulp, r.constants.eps,
               r.constants.greedy_eps);
-  std::vector<std::string> deviations;  // declared conventions that differ from SPEC §1 (docs/CONVENTIONS.md)
-  for (const protocol::Deviation& d : protocol::deviations(r.contract.conventions)) deviations.push_back(d.describe());
+  const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
   for (const std::string& d : deviations) std::printf("deviation from SPEC §1: %s\n", d.c_str());
   if (r.contract.noise_ulp > 0)
     std::printf("noise drawn from each row's seed and offset (Philox-4x32-10, docs/DRAWN_NOISE.md); the sampler's E "

@@ -191,6 +191,12 @@ std::vector<Deviation> deviations(const race::Conventions& c) {
   return out;
 }
 
+std::vector<std::string> describe_deviations(const race::Conventions& c) {
+  std::vector<std::string> out;
+  for (const Deviation& d : deviations(c)) out.push_back(d.describe());
+  return out;
+}
+
 std::string describe_contract(const oracle::NumericsContract& c) {
   std::string s = fmt::format("{}-scale{}, exp {} ulp, div {} ulp, {}{}{}", oracle::to_string(c.order),
                               c.scale_divides ? " (x / t)" : "", c.exp_ulp, c.div_ulp, c.two_stage ? "two-stage" : "one-stage",

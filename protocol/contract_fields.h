@@ -75,6 +75,7 @@ struct Deviation {
   std::string describe() const;  ///< one line
 };
 std::vector<Deviation> deviations(const race::Conventions& c);
+std::vector<std::string> describe_deviations(const race::Conventions& c);  ///< each one's describe()
 
 /// A decimal float field: throws naming `key` unless it is a finite number.
 float parse_float_field(const Fields& fields, const std::string& key, float fallback);
