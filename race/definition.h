@@ -56,7 +56,12 @@ struct Conventions {
   /// true (the definition): a NaN logit acts as a masked id (law NanIsolation);
   /// false: a row with a NaN logit is out of the sampler's contract.
   bool nan_is_masked = true;
-  bool operator==(const Conventions&) const = default;
+  // Written out: device code includes this header as C++17 (no defaulted ==).
+  constexpr bool operator==(const Conventions& o) const {
+    return greedy == o.greedy && greedy_below == o.greedy_below && eps == o.eps && eps_fixed == o.eps_fixed &&
+           nan_is_masked == o.nan_is_masked;
+  }
+  constexpr bool operator!=(const Conventions& o) const { return !(*this == o); }
 };
 
 /// Greedy under the sampler's conventions (the definition's rule by default).
