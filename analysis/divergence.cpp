@@ -125,7 +125,7 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std
   }
   for (std::size_t q = 0; q < n; ++q) {
     const std::int64_t i = keys[q].second;
-    const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(M), t, b.eps}, c);
+    const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(M), t, b.eps, b.vocab}, c);
     if (!(kb.key > 1e-30)) continue;
     const float emulated = emulated_key(b.x(r, i), b.e(r, i), b.eps, b.temperatures[std::size_t(r)],
                                                   tile_max[std::size_t(i / block_v)], M, c.order);

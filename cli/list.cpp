@@ -14,7 +14,7 @@ int list() {
   for (const auto& k : kernels::kernels()) {
     const auto c = k.contract();
     std::printf("  %-24s %s-scale, exp %.1f ulp, div %.1f ulp%s\n", k.name.c_str(), oracle::to_string(c.order), c.exp_ulp,
-                c.div_ulp, c.two_stage ? ", two-stage" : "");
+                c.div_ulp, c.rescales > 0 ? ", two-stage" : "");
   }
   std::printf("mutants:\n");
   for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());

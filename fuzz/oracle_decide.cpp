@@ -72,7 +72,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto dtype = flags & 1 ? ro::race::Dtype::bf16 : ro::race::Dtype::f32;
   ro::race::NumericsContract c;
   c.order = flags & 2 ? ro::race::ScalingOrder::pre : ro::race::ScalingOrder::post;
-  c.two_stage = flags & 4;
+  c.rescales = flags & 4 ? 1 : 0;
+  // The field's arithmetic: a normalised online race, or the log domain (in bf16 with bit 1).
+  if (flags & 32) c.online_ids = 1 + (flags & 2 ? 3 : 1023), c.normalises = true;
+  if (flags & 64) c.domain = ro::race::KeyDomain::log, c.rescales = 0, c.key_bf16 = flags & 1;
   c.exp_ulp = double(in.take<std::uint16_t>() % 2048) / 8;  // [0, 256) ulps
   c.div_ulp = double(in.take<std::uint8_t>()) / 8;
   c.rescale_ulp = double(in.take<std::uint8_t>()) / 8;

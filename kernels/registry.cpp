@@ -81,7 +81,7 @@ void add_mutants(std::vector<Kernel>& v, std::string_view real_name) {
 race::NumericsContract Kernel::contract() const {
   race::NumericsContract c;
   c.order = order;
-  c.two_stage = family == Family::fused;
+  c.rescales = family == Family::fused ? 1 : 0;
   c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
 #if defined(RACEORACLE_BACKEND_CPU)
   c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)

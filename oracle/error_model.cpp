@@ -22,6 +22,11 @@ double KeyBound::rho() const {
   return std::max(hi / key - 1.0, 1.0 - lo / key);
 }
 
+double rescale_steps(const RowScale& s, const NumericsContract& c) {
+  const double online = c.online_ids > 0 ? std::ceil(double(std::max<std::int64_t>(s.vocab, 1)) / c.online_ids) : 0.0;
+  return double(std::max(c.rescales, 0)) + online;
+}
+
 double exponent_error(double x, const RowScale& s, const NumericsContract& c) {
   const double u = kUnitRoundoff;
   const double r_inv = relative_error(c.div_ulp);  // inv_t = fl(1 / t), or the division by t
@@ -29,55 +34,94 @@ double exponent_error(double x, const RowScale& s, const NumericsContract& c) {
   const double g = c.scale_divides ? (1 + u) * (1 + r_inv) - 1 : (1 + u) * (1 + r_inv) * (1 + u) - 1;
   const double dist = std::abs(x - s.row_max) / s.t;     // |x - M| / t
   if (c.order == ScalingOrder::post) {
-    // Stage 1 rounds (x - m_t) * inv_t, stage 2 (m_t - M) * inv_t; since
-    // x <= m_t <= M the two distances add up to |x - M| whatever the tiling.
+    // Stage 1 rounds (x - m_t) * inv_t, each rescale (m_old - m_new) * inv_t;
+    // since x <= m_t <= ... <= M the distances add up to |x - M| whatever the
+    // tiling and however many rescales.
     return g * dist * kSafety;
   }
   // Pre-scale: xs = fl(x * inv_t) and ms = fl(m_t * inv_t) each carry g2 |.|/t,
-  // their difference one more rounding, then the stage-2 rescale as above.
+  // their difference one more rounding (an online max's differences of scaled
+  // maxima telescope into it), then the rescale as above.
   // m_t is somewhere in [x, M], so |m_t| <= max(|x|, |M|).
   const double g2 = c.scale_divides ? r_inv : (1 + r_inv) * (1 + u) - 1;  // fl(x / t) or fl(x * inv_t)
   const double big = std::max(std::abs(x), std::abs(s.row_max));
   const double scaled = g2 * (std::abs(x) + big) / s.t;
   double err = scaled * (1 + u) + u * dist;
-  if (c.two_stage) err += g * dist;
+  if (rescale_steps(s, c) > 0) err += g * dist;
   return err * kSafety;
 }
 
-RoundingFactors rounding_factors(const NumericsContract& c) {
+double log_score_error(double x, float noise, const RowScale& s, const NumericsContract& c) {
+  const double u = kUnitRoundoff, ub = c.key_bf16 ? kBf16UnitRoundoff : 0.0;
+  const double r_inv = relative_error(c.div_ulp), r_log = relative_error(c.log_ulp);
+  // The scaled logit a: post fl(fl(x - M) op t), pre fl(x op t), as in exponent_error.
+  const bool post = c.order == ScalingOrder::post;
+  const double g = post ? (c.scale_divides ? (1 + u) * (1 + r_inv) - 1 : (1 + u) * (1 + r_inv) * (1 + u) - 1)
+                        : (c.scale_divides ? r_inv : (1 + r_inv) * (1 + u) - 1);
+  const double a = (post ? std::abs(x - s.row_max) : std::abs(x)) / s.t;
+  double a_err = g * a + ub * a * (1 + g);  // a bf16 sum takes a rounded to bf16 first
+  const double a_mag = a * (1 + g) * (1 + ub);
+  // -logf(fl(E + eps)): fl(E + eps) is within u of den, which moves log by at
+  // most -log(1 - u) < 2u; logf is within r_log of its own result.
+  const double L = std::abs(std::log(double(noise) + double(s.eps)));
+  double n_err = r_log * (L + 2 * u) + 2 * u;
+  double n_mag = L + n_err;
+  n_err += ub * n_mag;  // bf16: the noise term rounded before the sum
+  n_mag *= 1 + ub;
+  // The sum, rounded in fp32, then (bf16) to bf16 again.
+  const double sum_round = c.key_bf16 ? ub * (1 + u) + u : u;
+  return (a_err + n_err + sum_round * (a_mag + n_mag) + 0x1p-126) * kSafety;  // 2^-126: a subnormal x / t
+}
+
+RoundingFactors rounding_factors(const RowScale& s, const NumericsContract& c) {
+  if (c.domain == race::KeyDomain::log) return {kSafety, 1 / kSafety};  // all in log_score_error
   const double u = kUnitRoundoff;
   const double r_exp = relative_error(c.exp_ulp);
   const double r_div = relative_error(c.div_ulp);
-  const double r_res = c.two_stage ? relative_error(c.rescale_ulp) : 0.0;
-  const double r_mul = c.two_stage ? u : 0.0;
+  const double steps = rescale_steps(s, c);
+  const double r_res = relative_error(c.rescale_ulp);
   const double r_e = noise_error(c);
   const double r_key = c.key_reciprocal ? u : 0.0;  // w * fl(1 / den): the multiply's rounding beside the reciprocal's
   const double r_cmp = c.key_bf16 ? kBf16UnitRoundoff : 0.0;  // the key rounded to bf16 before it is compared
-  // exp, the stage-2 rescale exp and multiply, the division (or reciprocal and
+  const double r_norm = c.normalises ? r_div : 0.0;           // w / S: one more division
+  // exp, each rescale's exp and multiply, the division (or reciprocal and
   // multiply); den = fl(E' + eps) carries u, E' (drawn noise) carries r_e of E
   // and so of E + eps, and the key divides by den; then bf16 rounding.
-  return {(1 + r_exp) * (1 + r_res) * (1 + r_mul) * (1 + r_div) * (1 + r_key) * (1 + r_cmp) / ((1 - u) * (1 - r_e)) * kSafety,
-          (1 - r_exp) * (1 - r_res) * (1 - r_mul) * (1 - r_div) * (1 - r_key) * (1 - r_cmp) / ((1 + u) * (1 + r_e)) / kSafety};
+  const double up = (1 + r_exp) * std::pow((1 + r_res) * (1 + u), steps) * (1 + r_div) * (1 + r_key) * (1 + r_cmp) * (1 + r_norm);
+  const double down = (1 - r_exp) * std::pow((1 - r_res) * (1 - u), steps) * (1 - r_div) * (1 - r_key) * (1 - r_cmp) * (1 - r_norm);
+  return {up / ((1 - u) * (1 - r_e)) * kSafety, down / ((1 + u) * (1 + r_e)) / kSafety};
 }
 
-double absolute_error(double den, const NumericsContract& c) {
-  // Each of exp, '/', the rescale exp and the final multiply may land below
-  // the normal range and be flushed (GPU FTZ) or rounded as a subnormal; an
-  // error in the stage-1 exp reaches the key divided by the computed den.
-  // The reciprocal form's multiply and a bf16 rounding may each flush once more.
-  const double ops = 2 + (c.key_reciprocal ? 1 : 0) + (c.key_bf16 ? 1 : 0);
-  return ops * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff) * (1 - noise_error(c)))) * kSafety;
+double absolute_error(double den, const RowScale& s, const NumericsContract& c) {
+  if (c.domain == race::KeyDomain::log) return 0;  // nothing is exponentiated: nothing underflows
+  // Each of exp, '/', each rescale's exp and multiply may land below the
+  // normal range and be flushed (GPU FTZ) or rounded as a subnormal; an error
+  // in the stage-1 exp reaches the key divided by the computed den; later
+  // rescales only shrink an earlier flush. The reciprocal form's multiply, a
+  // bf16 rounding and a normalising division may each flush once more.
+  const double steps = rescale_steps(s, c);
+  const double ops = 2 + std::max(steps - 1, 0.0) + (c.key_reciprocal ? 1 : 0) + (c.key_bf16 ? 1 : 0) + (c.normalises ? 1 : 0);
+  const double a = ops * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff) * (1 - noise_error(c)))) * kSafety;
+  if (!c.normalises) return a;
+  // The sampler ranks w / S: its flushes are S times larger in the key's units.
+  // S is a sum of at most V terms, each at most 1 within the exp's and the
+  // rescales' error, rounded V times.
+  const double V = double(std::max<std::int64_t>(s.vocab, 1)), u = kUnitRoundoff;
+  const double term = (1 + relative_error(c.exp_ulp)) * std::pow((1 + relative_error(c.rescale_ulp)) * (1 + u), steps);
+  return a * V * term * std::exp(1.01 * V * u);
 }
 
 bool prescale_overflows(double x, const RowScale& s) {
   return std::max(std::abs(x), std::abs(s.row_max)) / s.t * (1 + 4 * kUnitRoundoff) >= double(FLT_MAX);
 }
 
-RoundingFactors key_factors(double x, const RowScale& s, const NumericsContract& c) {
+RoundingFactors key_factors(double x, float noise, const RowScale& s, const NumericsContract& c) {
   // Pre-scale overflows when |x| / t leaves fp32: the key is then meaningless.
   if (c.order == ScalingOrder::pre && prescale_overflows(x, s)) return {kInf, 0.0};
-  const double delta = exponent_error(x, s, c);
-  const RoundingFactors f = rounding_factors(c);
+  const RoundingFactors f = rounding_factors(s, c);
+  const double delta = c.domain == race::KeyDomain::log ? log_score_error(x, noise, s, c) : exponent_error(x, s, c);
+  // Beyond e^100 the interval says nothing, and the double key it multiplies may underflow.
+  if (!(delta <= 100)) return {kInf, 0.0};
   return {std::exp(delta) * f.up, std::exp(-delta) * f.down};
 }
 
@@ -90,12 +134,17 @@ KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContr
   if (x == -kInf) return b;  // masked: exp(-inf) = 0 exactly in fp32 as in double
   const double den = double(noise) + double(s.eps);
   b.key = exact_key(x, noise, s);
-  const RoundingFactors f = key_factors(x, s, c);
+  const RoundingFactors f = key_factors(x, noise, s, c);
   if (std::isinf(f.up)) {
     b.hi = kInf;
     return b;
   }
-  const double abs_err = absolute_error(den, c);
+  if (c.domain == race::KeyDomain::log) {  // scores: no flush, no reciprocal, no overflow below |x| / t's
+    b.hi = b.key * f.up;
+    b.lo = b.key * f.down;
+    return b;
+  }
+  const double abs_err = absolute_error(den, s, c);
   // fl(1 / den) overflows to inf below den = 2^-128: the key is then inf or NaN.
   if (c.key_reciprocal && den * (1 - 2 * kUnitRoundoff) <= 1.0 / double(FLT_MAX)) {
     b.hi = kInf;
@@ -113,9 +162,9 @@ double tolerated_gap(double x_i, float e_i, double x_j, float e_j, const RowScal
   if (!(k_i > 0)) return 1;
   // j may outrank i iff k_j up_j + abs_j >= k_i down_i - abs_i; with k_j near
   // k_i the absolute terms weigh as they do at k_i.
-  const RoundingFactors fi = key_factors(x_i, s, c), fj = key_factors(x_j, s, c);
-  const double low_i = fi.down - absolute_error(den_i, c) / k_i;
-  const double high_j = fj.up + absolute_error(double(e_j) + double(s.eps), c) / k_i;
+  const RoundingFactors fi = key_factors(x_i, e_i, s, c), fj = key_factors(x_j, e_j, s, c);
+  const double low_i = fi.down - absolute_error(den_i, s, c) / k_i;
+  const double high_j = fj.up + absolute_error(double(e_j) + double(s.eps), s, c) / k_i;
   return std::clamp(1 - low_i / high_j, 0.0, 1.0);
 }
 
@@ -123,8 +172,9 @@ double tolerated_gap(double x_i, float e_i, double x_j, float e_j, const RowScal
 
 namespace raceoracle::oracle {
 KeyBound bound_stage1_key(float x, float noise, float tile_max, float T, float eps, NumericsContract c) {
-  c.two_stage = false;
-  return bound_key(x, noise, RowScale{double(tile_max), double(race::clamp_temperature(T)), eps}, c);
+  c.rescales = 0;
+  c.online_ids = 0;
+  return bound_key(x, noise, RowScale{double(tile_max), double(race::clamp_temperature(T)), eps, 1}, c);
 }
 
 double error_ratio(const KeyBound& kb, double actual) {

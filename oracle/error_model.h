@@ -2,6 +2,8 @@
 /// The error model of SPEC §3: for one id, an interval that provably holds the
 /// fp32 key a kernel computes under a NumericsContract. The derivation, with
 /// the assumptions it rests on, is in oracle/ERROR_MODEL.md.
+#include <cstdint>
+
 #include "oracle/contract.h"
 
 namespace raceoracle::oracle {
@@ -21,7 +23,14 @@ struct RowScale {
   double row_max = 0;  ///< M, the largest finite logit (exact)
   double t = 1;        ///< race::clamp_temperature(T), exact
   float eps = race::kDefaultEps;
+  /// V, the row's length: it bounds the softmax sum (at most V terms) and an
+  /// online max's rescales (ceil(V / online_ids)).
+  std::int64_t vocab = 1;
 };
+
+/// Rescales a key may undergo in a row of `s.vocab` ids (contract rescales
+/// plus an online max's).
+double rescale_steps(const RowScale& s, const NumericsContract& c);
 
 /// The key of SPEC §1 in float64, exp((x - M) / t) / (E + eps): every key
 /// the oracle ranks or bounds is this expression, so equal inputs give equal
@@ -42,12 +51,16 @@ struct KeyBound {
 /// Bound on the exponent argument error of id `x`, in units of the argument
 /// (an absolute error d in the argument is a relative error ~d in the key).
 double exponent_error(double x, const RowScale& s, const NumericsContract& c);
+/// The log-domain race: a bound on the error of the kernel's score
+/// x / t - log(E + eps) (a relative error ~d in the key it ranks like).
+double log_score_error(double x, float noise, const RowScale& s, const NumericsContract& c);
 
 /// The rounding of everything but the exponent argument, as factors on the key.
 struct RoundingFactors { double up = 1, down = 1; };
-RoundingFactors rounding_factors(const NumericsContract& c);
-/// Absolute error from results that underflow fp32's normal range.
-double absolute_error(double den, const NumericsContract& c);
+RoundingFactors rounding_factors(const RowScale& s, const NumericsContract& c);
+/// Absolute error from results that underflow fp32's normal range, in the
+/// key's units (a normalising sampler's flushes weigh S times more).
+double absolute_error(double den, const RowScale& s, const NumericsContract& c);
 /// Pre-scale only: x * inv_t leaves fp32's range and the key is meaningless.
 bool prescale_overflows(double x, const RowScale& s);
 
@@ -56,7 +69,7 @@ KeyBound bound_key(double x, float noise, const RowScale& s, const NumericsContr
 /// bound_key's relative factors: the fp32 key of `x` lies in
 /// [key * down - abs, key * up + abs] with abs = absolute_error(den);
 /// up = +inf where pre-scale overflows.
-RoundingFactors key_factors(double x, const RowScale& s, const NumericsContract& c);
+RoundingFactors key_factors(double x, float noise, const RowScale& s, const NumericsContract& c);
 
 /// The relative gap (k_i - k_j) / k_i at or below which `j` may outrank `i`
 /// (SPEC §3) when k_j is near k_i, the only place it can: the threshold a

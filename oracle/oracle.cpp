@@ -104,7 +104,7 @@ const char* to_string(Outcome o) {
 }
 
 RowScale row_scale(const RowView& row, const RaceConstants& k) {
-  return {double(scan_logits(row).max), double(race::clamp_temperature(row.temperature)), k.eps};
+  return {double(scan_logits(row).max), double(race::clamp_temperature(row.temperature)), k.eps, row.vocab};
 }
 
 Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& request) {
@@ -126,7 +126,7 @@ Verdict decide(const RowView& row, const NumericsContract& contract, const RaceC
     decide_greedy(row, stats.max, v);
     return v;
   }
-  const RowScale s{double(stats.max), double(race::clamp_temperature(T)), k.eps};
+  const RowScale s{double(stats.max), double(race::clamp_temperature(T)), k.eps, row.vocab};
   const rules::RowBounds b = rules::row_bounds(stats.min_finite, s, contract);
   // Pre-scale past fp32's range makes every id ambiguous. The screen's proof
   // (SCREEN.md) needs its fp32 arithmetic in range: fl(x - M) finite, the

@@ -92,7 +92,7 @@ Verdict decide_reference(const RowView& row, const NumericsContract& contract, c
     rules::greedy(v, row, token, second);
     return v;
   }
-  const RowScale s{m, double(race::clamp_temperature(row.temperature)), k.eps};
+  const RowScale s{m, double(race::clamp_temperature(row.temperature)), k.eps, row.vocab};
   std::vector<std::int64_t> ids(std::size_t(row.vocab));
   std::vector<double> keys(std::size_t(row.vocab));
   for (std::int64_t i = 0; i < row.vocab; ++i) {

@@ -26,10 +26,12 @@ double ranking_key(double x, float noise, const RowScale& s) {
 }
 
 RowBounds row_bounds(double min_x, const RowScale& s, const NumericsContract& c) {
+  // The log domain's error depends on each id's noise: no row-wide factor (every id is bounded on its own).
+  if (c.domain == race::KeyDomain::log) return {kInf, 0, 0};
   const double delta_max = std::max(exponent_error(min_x, s, c), exponent_error(s.row_max, s, c));
   const bool overflow = c.order == ScalingOrder::pre && prescale_overflows(min_x, s);
-  const RoundingFactors f = rounding_factors(c);
-  return {overflow ? kInf : std::exp(delta_max) * f.up, std::exp(-delta_max) * f.down, absolute_error(double(s.eps), c)};
+  const RoundingFactors f = rounding_factors(s, c);
+  return {overflow ? kInf : std::exp(delta_max) * f.up, std::exp(-delta_max) * f.down, absolute_error(double(s.eps), s, c)};
 }
 
 void greedy(Verdict& v, const RowView& row, std::int64_t token, std::int64_t runner_up) {

@@ -52,7 +52,7 @@ ContractOverrides overrides_from_fields(const Fields& f) {
   if (f.count("scaling_order")) o.scaling_order = c.order;
   if (f.count("exp_ulp")) o.exp_ulp = c.exp_ulp;
   if (f.count("div_ulp")) o.div_ulp = c.div_ulp;
-  if (f.count("stages")) o.stages = c.two_stage ? 2 : 1;
+  if (f.count("stages")) o.stages = c.rescales > 0 ? 2 : 1;
   return o;
 }
 
@@ -93,6 +93,18 @@ constexpr const char* kNanLogits[] = {"masked", "out_of_contract"};
 constexpr const char* kScaleOps[] = {"multiply", "divide"};
 constexpr const char* kKeyOps[] = {"divide", "reciprocal"};
 constexpr const char* kKeyDtypes[] = {"f32", "bf16"};
+constexpr const char* kNormalise[] = {"none", "sum"};
+constexpr const char* kKeyDomains[] = {"ratio", "log"};  // race::KeyDomain's order
+
+/// A count field: a whole number in [0, kMaxCount], or `fallback` when absent.
+int count_field(const Fields& f, const std::string& key, int fallback) {
+  auto it = f.find(key);
+  if (it == f.end()) return fallback;
+  const double v = parse_double(key, it->second);
+  if (!(v >= 0 && v <= kMaxCount && v == std::floor(v)))
+    throw std::invalid_argument(fmt::format("'{}' = '{}': must be a whole number in [0, {}]", key, it->second, kMaxCount));
+  return int(v);
+}
 
 race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
   // A rule and its constant are given together (fields that state neither keep `c`'s).
@@ -130,11 +142,23 @@ oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContrac
   c.exp_ulp = c.rescale_ulp = ulp_field(f, "exp_ulp", c.exp_ulp);
   c.div_ulp = ulp_field(f, "div_ulp", c.div_ulp);
   c.noise_ulp = ulp_field(f, "noise_ulp", c.noise_ulp);
+  c.log_ulp = ulp_field(f, "log_ulp", c.log_ulp);
+  if (f.count("stages") && f.count("rescales"))
+    throw std::invalid_argument("'stages' and 'rescales' are both given: 'stages' = '2' is 'rescales' = '1', give one");
   if (auto it = f.find("stages"); it != f.end()) {
     if (it->second != "1" && it->second != "2")
       throw std::invalid_argument("'stages' = '" + it->second + "': must be '1' (unfused) or '2' (fused, a rescale)");
-    c.two_stage = it->second == "2";
+    c.rescales = it->second == "2" ? 1 : 0;
   }
+  c.rescales = count_field(f, "rescales", c.rescales);
+  c.online_ids = count_field(f, "online_ids", c.online_ids);
+  c.normalises = word_field(f, "normalise", kNormalise, c.normalises) == 1;
+  c.domain = race::KeyDomain(word_field(f, "key_domain", kKeyDomains, int(c.domain)));
+  // A log-domain race rescales nothing: the default fused rescale is dropped unless stated.
+  if (f.count("key_domain") && c.domain == race::KeyDomain::log && !f.count("stages") && !f.count("rescales")) c.rescales = 0;
+  if (c.domain == race::KeyDomain::log && (c.key_reciprocal || c.normalises || c.rescales > 0 || c.online_ids > 0))
+    throw std::invalid_argument("'key_domain' = 'log' ranks x / t - log(E + eps): 'key_op', 'normalise', 'rescales' "
+                                "(or 'stages' = '2') and 'online_ids' describe a ratio race and cannot be given with it");
   return c;
 }
 
@@ -149,7 +173,17 @@ Fields contract_fields(const oracle::NumericsContract& c) {
   Fields f{{"scaling_order", oracle::to_string(c.order)},
            {"exp_ulp", fmt::format("{}", c.exp_ulp)},
            {"div_ulp", fmt::format("{}", c.div_ulp)},
-           {"stages", c.two_stage ? "2" : "1"}};
+           {"stages", c.rescales > 0 ? "2" : "1"}};
+  if (c.rescales > 1) {  // more than one rescale: the count itself
+    f.erase("stages");
+    f["rescales"] = std::to_string(c.rescales);
+  }
+  if (c.online_ids > 0) f["online_ids"] = std::to_string(c.online_ids);
+  if (c.normalises) f["normalise"] = kNormalise[1];
+  if (c.domain == race::KeyDomain::log) {
+    f["key_domain"] = kKeyDomains[1];
+    f["log_ulp"] = fmt::format("{}", c.log_ulp);
+  }
   // The newer terms and the conventions where they differ from the
   // definition's (so that a sampler of the definition's has the fields it had).
   if (c.scale_divides) f["scale_op"] = kScaleOps[1];
@@ -198,8 +232,12 @@ std::vector<std::string> describe_deviations(const race::Conventions& c) {
 }
 
 std::string describe_contract(const oracle::NumericsContract& c) {
-  std::string s = fmt::format("{}-scale{}, exp {} ulp, div {} ulp, {}{}{}", oracle::to_string(c.order),
-                              c.scale_divides ? " (x / t)" : "", c.exp_ulp, c.div_ulp, c.two_stage ? "two-stage" : "one-stage",
+  const std::string stages = c.rescales == 0 ? "one-stage" : c.rescales == 1 ? "two-stage" : fmt::format("{} rescales", c.rescales);
+  std::string s = fmt::format("{}-scale{}, exp {} ulp, div {} ulp, {}{}{}{}{}", oracle::to_string(c.order),
+                              c.scale_divides ? " (x / t)" : "", c.exp_ulp, c.div_ulp,
+                              c.domain == race::KeyDomain::log ? fmt::format("log-domain race (logf {} ulp)", c.log_ulp) : stages,
+                              c.online_ids > 0 ? fmt::format(", online max (a rescale per {} ids)", c.online_ids) : "",
+                              c.normalises ? ", normalised by the softmax sum" : "",
                               c.key_reciprocal ? ", key w * (1 / (E + eps))" : "", c.key_bf16 ? ", bf16 keys" : "");
   for (const Deviation& d : deviations(c.conventions)) s += fmt::format("; {} {}", d.term, d.declared);
   return s;

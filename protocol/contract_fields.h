@@ -3,7 +3,9 @@
 /// `verify`'s file metadata, the protocol handshake and the command-line
 /// overrides: `scaling_order` (post|pre), `exp_ulp`, `div_ulp` (ulps, in
 /// [0, kMaxUlp]), `noise_ulp` (drawn noise only: the sampler's E against the
-/// oracle's) and `stages` (2: a fused sampler's rescale, 1: unfused); and its
+/// oracle's) and `stages` (2: a fused sampler's rescale, 1: unfused); the
+/// field's arithmetic (oracle/ERROR_MODEL.md): `scale_op`, `key_op`,
+/// `key_dtype`, `rescales`, `online_ids`, `normalise`, `key_domain`, `log_ulp`; and its
 /// conventions (docs/CONVENTIONS.md): `greedy_rule` (definition|zero|below,
 /// with `greedy_below`), `eps_rule` (request|none|fixed, with `eps_fixed`),
 /// `nan_logits` (masked|out_of_contract).
@@ -52,6 +54,8 @@ std::string override_flags(const ContractOverrides& o);
 
 /// Beyond this an error bound says nothing: every key would be ambiguous.
 inline constexpr double kMaxUlp = 1 << 20;
+/// The largest `rescales` or `online_ids` a contract states.
+inline constexpr int kMaxCount = 1 << 20;
 /// Defaults for a sampler that states nothing: 2 ulps of exp and division
 /// (CUDA expf and __fdividef, HIP's OCML, glibc) and a fused rescale.
 oracle::NumericsContract default_sampler_contract();

@@ -13,6 +13,11 @@ enum class Dtype : std::uint8_t { f32, bf16 };
 inline const char* to_string(Dtype d) { return d == Dtype::bf16 ? "bf16" : "f32"; }
 inline std::size_t size_of(Dtype d) { return d == Dtype::bf16 ? 2 : 4; }
 
+/// What the race compares (SPEC §3): the ratio key w / (E + eps), or its log
+/// x / t - log(E + eps) (the field's log-domain races, docs/CONVENTIONS.md).
+enum class KeyDomain : std::uint8_t { ratio, log };
+inline const char* to_string(KeyDomain d) { return d == KeyDomain::log ? "log" : "ratio"; }
+
 /// Where a kernel applies 1/t (SPEC §2).
 ///   post: m = max(x), exp((x - m) * inv_t)      (production order)
 ///   pre : xs = x * inv_t, m = max(xs), exp(xs - m)
@@ -86,10 +91,20 @@ struct NumericsContract {
   double exp_ulp = 2.0;
   /// Error of fp32 division and of the reciprocal 1/t (IEEE '/': 0.5).
   double div_ulp = 0.5;
-  /// expf used by the fused kernel's stage-2 rescale.
+  /// expf used by the rescales.
   double rescale_ulp = 2.0;
-  /// true for the two-stage fused kernel (a rescale exp and multiply per key).
-  bool two_stage = true;
+  /// Rescales (an exp and a multiply) a key undergoes after it is formed,
+  /// whatever the row: 0 unfused, 1 the fused kernel's stage 2.
+  int rescales = 1;
+  /// An online max: a thread's running best is rescaled at most once per this
+  /// many ids of the row, ceil(V / online_ids) more rescales (0: no online max).
+  int online_ids = 0;
+  /// The key's weight divided by the softmax sum (p = w / S) before the race.
+  bool normalises = false;
+  /// The ratio race, or the log-domain race x / t - log(E + eps).
+  KeyDomain domain = KeyDomain::ratio;
+  /// Error of the log-domain race's logf, in ulps of its result.
+  double log_ulp = 1.0;
   /// Error of the E the kernel divides by against the noise the oracle judges
   /// with, in ulps of E: 0 for a kernel that reads the noise tensor; a kernel
   /// that draws its noise (race/noise.h) computes -logf(u) within logf's
@@ -102,7 +117,8 @@ struct NumericsContract {
   bool scale_divides = false;
   /// How the key is formed: w / (E + eps) (the definition), or w * fl(1 / (E + eps)).
   bool key_reciprocal = false;
-  /// The keys compared in bf16 (rounded to nearest even) rather than fp32.
+  /// The keys compared in bf16 (rounded to nearest even) rather than fp32; in
+  /// the log domain, -log(E + eps) and the sum x / t - log(E + eps) rounded to bf16.
   bool key_bf16 = false;
   /// Where the sampler departs from SPEC §1 (greedy rule, eps, NaN logits).
   Conventions conventions;

@@ -287,7 +287,7 @@ std::vector<float> emulate_field(const Sample& r, float eps, ScalingOrder order,
 /// The emulated keys against the bounds of the contract that declares `declared`.
 Tightness check_field(const std::vector<Sample>& rows, ScalingOrder order, const Field& arithmetic, const Field& declared) {
   NumericsContract c = glibc_contract(order);
-  c.two_stage = false;
+  c.rescales = 0;
   c.scale_divides = declared.divides;
   c.key_reciprocal = declared.reciprocal;
   c.key_bf16 = declared.bf16;
@@ -338,6 +338,188 @@ TEST(ErrorModel, AFieldTermLeftUndeclaredIsCaught) {
   const Tightness under_multiply = check_field(rows, ScalingOrder::post, {.divides = true}, {});
   EXPECT_EQ(under_multiply.outside, 0u);
   EXPECT_LT(under_multiply.worst, divide.worst);
+}
+
+// --- an online max, normalised (aiter's single pass) ---
+
+/// A single-pass kernel as aiter's `mixed_sample_outer_exponential` computes:
+/// `threads` threads, each loading `width` consecutive ids at a time
+/// (load j of thread k: ids (j * threads + k) * width ...), pre-scale
+/// v = x * fl(1/t); a thread's running max m grows per load, and then its
+/// running best key and its running sum are rescaled by expf(m_old - m_new);
+/// a key is expf(v - m) / (E + eps); at the end each thread's best is rescaled
+/// by expf(m_t - gmax) and divided by the block's sum S. Every id's value is
+/// carried as the running best would be (the winner's is one of them); the
+/// result is each id's final fp32 key times the kernel's own S (a factor
+/// common to the row, which no ranking sees: the bound is on that product).
+std::vector<double> emulate_online(const Sample& r, float eps, int threads, int width, bool exp_high, double planted = 0) {
+  // exp_high: every rescale's expf one ulp above glibc's (an expf at the
+  // 1 ulp the contract allows, erring the same way every time).
+  const auto rescale_exp = [&](float a) { return exp_high ? std::nextafter(std::exp(a), kInf) : std::exp(a); };
+  const float t = race::clamp_temperature(r.T), inv_t = 1.0f / t;
+  const std::size_t V = r.x.size(), per_load = std::size_t(threads) * std::size_t(width);
+  std::vector<float> key(V, 0.0f), m_thread(std::size_t(threads), -kInf), sum(std::size_t(threads), 0.0f);
+  std::vector<std::vector<std::size_t>> held(static_cast<std::size_t>(threads));  // ids each thread carries
+  for (std::size_t base = 0; base < V; base += per_load)
+    for (int k = 0; k < threads; ++k) {
+      const std::size_t first = base + std::size_t(k) * std::size_t(width);
+      if (first >= V) break;
+      const std::size_t last = std::min(V, first + std::size_t(width));
+      float& m = m_thread[std::size_t(k)];
+      float load_max = -kInf;
+      for (std::size_t i = first; i < last; ++i) load_max = std::max(load_max, r.x[i] * inv_t);
+      if (load_max > m) {
+        if (m != -kInf) {
+          const float f = rescale_exp(m - load_max);
+          for (std::size_t i : held[std::size_t(k)]) key[i] *= f;
+          sum[std::size_t(k)] *= f;
+        }
+        m = load_max;
+      }
+      for (std::size_t i = first; i < last; ++i) {
+        const float w = m == -kInf ? 0.0f : std::exp(r.x[i] * inv_t - m);
+        key[i] = w / (r.e[i] + eps);
+        sum[std::size_t(k)] += w;
+        held[std::size_t(k)].push_back(i);
+      }
+    }
+  float gmax = -kInf;
+  for (float m : m_thread) gmax = std::max(gmax, m);
+  float S = 0;
+  for (int k = 0; k < threads; ++k)
+    if (m_thread[std::size_t(k)] != -kInf) S += sum[std::size_t(k)] * std::exp(m_thread[std::size_t(k)] - gmax);
+  std::vector<double> out(V);
+  for (int k = 0; k < threads; ++k)
+    for (std::size_t i : held[std::size_t(k)]) {
+      const float rescaled = m_thread[std::size_t(k)] == -kInf ? 0.0f : key[i] * rescale_exp(m_thread[std::size_t(k)] - gmax);
+      out[i] = double(rescaled / S) * double(S) * (1 + planted);
+    }
+  return out;
+}
+
+NumericsContract online_contract(int threads, int width, bool online = true, bool normalises = true) {
+  NumericsContract c = glibc_contract(ScalingOrder::pre);
+  c.rescales = 1;                                // the block-level rescale by expf(m_t - gmax)
+  c.online_ids = online ? threads * width : 0;  // a thread rescales at most once per load of threads * width ids
+  c.normalises = normalises;
+  return c;
+}
+
+Tightness check_online(const std::vector<Sample>& rows, int threads, int width, const NumericsContract& c, bool exp_high,
+                       double planted = 0) {
+  Tightness t;
+  for (const Sample& r : rows) {
+    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
+    const RowScale s = row_scale(view);
+    if (s.row_max == -kInf) continue;
+    const auto key = emulate_online(r, s.eps, threads, width, exp_high, planted);
+    for (std::size_t i = 0; i < r.x.size(); ++i) {
+      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
+      ++t.keys;
+      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
+      t.worst = std::max(t.worst, error_ratio(b, key[i]));
+    }
+  }
+  return t;
+}
+
+TEST(ErrorModel, AnOnlineMaxWithItsRescalesAndTheSoftmaxSumIsSoundAndTight) {
+  const auto rows = samples(400, race::kCiSeed + 5);
+  // 1024 x 4 as aiter, and 8 x 4 so that rows of 1500 ids see up to 47 rescales;
+  // glibc's expf, and one erring by its full ulp the same way at every rescale.
+  for (const auto& [threads, width] : {std::pair{1024, 4}, std::pair{8, 4}})
+    for (bool exp_high : {false, true}) {
+      const NumericsContract c = online_contract(threads, width);
+      const Tightness t = check_online(rows, threads, width, c, exp_high);
+      const std::string name = fmt::format("online max, {} threads x {}, normalised{}", threads, width,
+                                           exp_high ? ", rescale expf 1 ulp high" : "");
+      EXPECT_EQ(t.outside, 0u) << name;
+      EXPECT_GT(t.keys, 100000u);
+      EXPECT_GT(t.worst, 0.05) << name << ": the bound is too loose to see a bug";
+      const std::size_t caught = check_online(rows, threads, width, c, exp_high, 0.05).outside;
+      EXPECT_GT(caught, 1000u) << name;
+      std::printf("[tightness] %s: %zu keys, worst actual/bound = %.3f; a planted 5%% error: %zu keys outside\n",
+                  name.c_str(), t.keys, t.worst, caught);
+    }
+  // The rescales are the term: 47 of them, each at its ulp, judged as one leave the bound.
+  const std::size_t one_rescale = check_online(rows, 8, 4, online_contract(8, 4, false), true).outside;
+  std::printf("[tightness] online max judged with one rescale: %zu keys outside\n", one_rescale);
+  EXPECT_GT(one_rescale, 0u);
+}
+
+// --- the log-domain race (vLLM's Model Runner V2, FlashInfer) ---
+
+/// The score x / t - log(E + eps) as a log-domain sampler computes it: the
+/// scaled logit a (post: fl(x - M) * fl(1/t), pre: x * fl(1/t)), the noise term
+/// -logf(fl(E + eps)), their sum; in bf16 both terms and the sum are rounded
+/// to bf16 (FlashInfer races in the logits' dtype). Returned as the key it
+/// ranks like, exp(score - C) in double with C = 0 (post) or M / t (pre).
+std::vector<double> emulate_log_domain(const Sample& r, float eps, ScalingOrder order, bool bf16, double planted = 0) {
+  const float t = race::clamp_temperature(r.T), inv_t = 1.0f / t;
+  float m = -kInf;
+  for (float v : r.x) m = std::max(m, v);
+  std::vector<double> out(r.x.size());
+  for (std::size_t i = 0; i < r.x.size(); ++i) {
+    float a = order == ScalingOrder::post ? (r.x[i] - m) * inv_t : r.x[i] * inv_t;
+    float g = -std::log(r.e[i] + eps);
+    if (bf16) a = round_bf16(a), g = round_bf16(g);
+    float score = a + g;
+    if (bf16) score = round_bf16(score);
+    const double C = order == ScalingOrder::post ? 0.0 : double(m) / double(t);
+    out[i] = std::exp(double(score) - C) * (1 + planted);
+  }
+  return out;
+}
+
+Tightness check_log_domain(const std::vector<Sample>& rows, ScalingOrder order, bool bf16, const NumericsContract& c,
+                           double planted = 0) {
+  Tightness t;
+  for (const Sample& r : rows) {
+    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
+    const RowScale s = row_scale(view);
+    if (s.row_max == -kInf) continue;
+    const auto key = emulate_log_domain(r, s.eps, order, bf16, planted);
+    for (std::size_t i = 0; i < r.x.size(); ++i) {
+      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
+      if (r.x[i] != -kInf && !(b.key > 1e-300)) continue;  // the double key underflows (ERROR_MODEL.md)
+      ++t.keys;
+      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
+      t.worst = std::max(t.worst, error_ratio(b, key[i]));
+    }
+  }
+  return t;
+}
+
+NumericsContract log_contract(ScalingOrder order, bool bf16) {
+  NumericsContract c = glibc_contract(order);
+  c.domain = race::KeyDomain::log;
+  c.rescales = 0;
+  c.log_ulp = 1.0;  // glibc logf: at most 1 ulp (x86_64 libm-test-ulps)
+  c.key_bf16 = bf16;
+  return c;
+}
+
+TEST(ErrorModel, TheLogDomainRaceIsSoundAndTightInFp32AndBf16) {
+  const auto rows = samples(400, race::kCiSeed + 6);
+  for (ScalingOrder order : {ScalingOrder::post, ScalingOrder::pre})
+    for (bool bf16 : {false, true}) {
+      const NumericsContract c = log_contract(order, bf16);
+      const Tightness t = check_log_domain(rows, order, bf16, c);
+      const std::string name = fmt::format("log domain, {}-scale, {}", to_string(order), bf16 ? "bf16" : "fp32");
+      EXPECT_EQ(t.outside, 0u) << name;
+      EXPECT_GT(t.keys, 100000u);
+      EXPECT_GT(t.worst, 0.05) << name << ": the bound is too loose to see a bug";
+      // A planted error of 5% (fp32) or e^0.5 (bf16, whose window is wider) leaves it.
+      const double planted = bf16 ? std::exp(0.5) - 1 : 0.05;
+      const std::size_t caught = check_log_domain(rows, order, bf16, c, planted).outside;
+      EXPECT_GT(caught, 1000u) << name;
+      std::printf("[tightness] %s: %zu keys, worst actual/bound = %.3f; a planted %.0f%% error: %zu keys outside\n",
+                  name.c_str(), t.keys, t.worst, planted * 100, caught);
+    }
+  // A bf16 race judged as fp32 leaves its bounds: the term is needed.
+  const std::size_t undeclared = check_log_domain(rows, ScalingOrder::post, true, log_contract(ScalingOrder::post, false)).outside;
+  std::printf("[tightness] bf16 log-domain race judged as fp32: %zu keys outside\n", undeclared);
+  EXPECT_GT(undeclared, 1000u);
 }
 
 }  // namespace

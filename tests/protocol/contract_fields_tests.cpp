@@ -114,5 +114,51 @@ TEST(Conventions, MalformedOnesAreRefusedNamingTheField) {
   expect_contract_refused({{"greedy_rule", "below"}, {"greedy_below", "nan"}}, "'greedy_below'");
 }
 
+TEST(ArithmeticTerms, ReadAndWrittenBackAsDeclared) {
+  // Each term of oracle/ERROR_MODEL.md "The field's arithmetic" alone and together, through the fields and back.
+  const Fields declared[] = {
+      {{"scale_op", "divide"}},
+      {{"key_op", "reciprocal"}},
+      {{"key_dtype", "bf16"}},
+      {{"rescales", "1"}, {"online_ids", "4096"}, {"normalise", "sum"}, {"scaling_order", "pre"}},
+      {{"rescales", "7"}},
+      {{"key_domain", "log"}, {"log_ulp", "2"}, {"stages", "1"}},
+      {{"key_domain", "log"}, {"key_dtype", "bf16"}, {"stages", "1"}, {"scale_op", "divide"}},
+  };
+  for (const Fields& f : declared) {
+    const Fields written = contract_fields(parse_contract(f));
+    for (const auto& [key, value] : f) {
+      const std::string expect = key == "rescales" && value == "1" ? "2" : value;  // one rescale is written as stages 2
+      const std::string field = key == "rescales" && value == "1" ? "stages" : key;
+      ASSERT_TRUE(written.count(field)) << key;
+      EXPECT_EQ(written.at(field), expect) << key;
+    }
+    EXPECT_EQ(contract_fields(parse_contract(written)), written);  // a fixed point
+  }
+  const oracle::NumericsContract online = parse_contract(declared[3]);
+  EXPECT_EQ(online.rescales, 1);
+  EXPECT_EQ(online.online_ids, 4096);
+  EXPECT_TRUE(online.normalises);
+  EXPECT_NE(describe_contract(online).find("online max (a rescale per 4096 ids)"), std::string::npos) << describe_contract(online);
+  const oracle::NumericsContract log = parse_contract(declared[5]);
+  EXPECT_EQ(log.domain, race::KeyDomain::log);
+  EXPECT_EQ(log.log_ulp, 2);
+  EXPECT_NE(describe_contract(log).find("log-domain race (logf 2 ulp)"), std::string::npos) << describe_contract(log);
+}
+
+TEST(ArithmeticTerms, MalformedOrContradictoryOnesAreRefusedNamingTheField) {
+  expect_contract_refused({{"rescales", "-1"}}, "'rescales' = '-1': must be a whole number");
+  expect_contract_refused({{"rescales", "1.5"}}, "'rescales' = '1.5'");
+  expect_contract_refused({{"online_ids", "lots"}}, "'online_ids' = 'lots' is not a decimal number");
+  expect_contract_refused({{"rescales", "2"}, {"stages", "2"}}, "'stages' and 'rescales' are both given");
+  expect_contract_refused({{"normalise", "max"}}, "'normalise' = 'max': must be one of 'none', 'sum'");
+  expect_contract_refused({{"key_domain", "gumbel"}}, "'key_domain' = 'gumbel': must be one of 'ratio', 'log'");
+  expect_contract_refused({{"log_ulp", "-2"}}, "'log_ulp' = '-2'");
+  // A log-domain race rescales nothing: the default rescale is dropped, a stated one refused.
+  EXPECT_EQ(parse_contract({{"key_domain", "log"}}).rescales, 0);
+  expect_contract_refused({{"key_domain", "log"}, {"stages", "2"}}, "cannot be given with it");
+  expect_contract_refused({{"key_domain", "log"}, {"stages", "1"}, {"key_op", "reciprocal"}}, "cannot be given with it");
+}
+
 }  // namespace
 }  // namespace raceoracle::protocol

@@ -280,7 +280,7 @@ TEST(Hello, OverridesApplyOverTheDeclaredContract) {
   EXPECT_EQ(h.contract.order, oracle::ScalingOrder::pre);  // declared, not overridden
   EXPECT_EQ(h.contract.exp_ulp, 1.5);
   EXPECT_EQ(h.contract.rescale_ulp, 1.5);
-  EXPECT_FALSE(h.contract.two_stage);
+  EXPECT_EQ(h.contract.rescales, 0);
   EXPECT_EQ(h.contract.div_ulp, default_sampler_contract().div_ulp);
   // Overrides keep the conventions the sampler declared, constants included.
   hello.metadata.insert({{"greedy_rule", "below"}, {"greedy_below", "1e-05"}, {"eps_rule", "fixed"}, {"eps_fixed", "0.5"}});
