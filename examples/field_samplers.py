@@ -13,6 +13,17 @@ judges it by what it does and reports where that departs from SPEC §1:
   logits by T (true division), take torch's fp32 softmax and race
   probs.div_(q).argmax(): no eps, so a zero draw divides by zero (its noise,
   torch's exponential_, never draws 0); a NaN logit poisons its row.
+  Declared: x / T, normalised by the softmax sum, greedy T < 1e-5, no eps.
+- gumbel-log-domain: the log-domain race of vLLM's Model Runner V2
+  (gumbel_sample): argmax of x / T + (-log(E + 1e-20)), E the given noise
+  (its own draw, -log(u + 1e-20), is a noise stream); greedy only when
+  T == 0; a NaN logit poisons its row. Declared: key_domain log, x / T,
+  eps 1e-20 of its own.
+- bf16-log-domain: a race in the logits' dtype (FlashInfer's
+  sampling_from_logits): x / T and -log(E + eps) rounded to bf16 and added
+  in bf16; SPEC §1's conventions. Declared: key_domain log, key_dtype bf16.
+- bf16-log-domain-declared-f32: the same race declaring fp32 arithmetic: a
+  contract that does not describe it, which raceoracle fails.
 """
 import os
 import sys
@@ -38,13 +49,36 @@ def vllm_v1(logits, noise, temperatures, eps, greedy_eps):
     return torch.where(greedy, x.argmax(dim=-1), sampled)
 
 
-# x / T before the max is taken (pre-scale); softmax's division by the sum is
-# a second rounding of every key, within the two-stage budget, as for
-# torch_race_sampler.py.
+def gumbel_log_domain(logits, noise, temperatures, eps, greedy_eps):
+    x = logits.float()
+    greedy = temperatures == 0
+    t = temperatures.clamp_min(1e-5).unsqueeze(1)  # negative T samples at 1e-5, as greedy_rule "zero" states
+    scores = x / t + (-torch.log(noise + 1e-20))
+    return torch.where(greedy, x.argmax(dim=-1), scores.argmax(dim=-1))
+
+
+def bf16_log_domain(logits, noise, temperatures, eps, greedy_eps):
+    x = logits.float()
+    x = x.masked_fill(x.isnan(), float("-inf"))  # a NaN logit is treated as a masked id
+    greedy = temperatures <= greedy_eps  # fp32 compare: the Python float is taken as fp32
+    t = temperatures.clamp_min(1e-5).unsqueeze(1)
+    scores = (x / t).bfloat16() + (-torch.log(noise + eps)).bfloat16()  # a bf16 sum, rounded to bf16
+    return torch.where(greedy, x.argmax(dim=-1), scores.argmax(dim=-1))
+
+
+_LOG_DOMAIN = dict(scaling_order="pre", scale_op="divide", div_ulp=2, key_domain="log", log_ulp=1)
+
+# x / T before the max is taken (pre-scale); torch's softmax divides by the sum
+# after one max: normalised, no rescale. Log-domain races exponentiate nothing
+# (glibc's and CUDA's logf: 1 ulp).
 SAMPLERS = {
     "greedy-at-zero": (greedy_only_at_zero, dict(CONTRACT, greedy_rule="zero")),
-    "vllm-v1": (vllm_v1, dict(CONTRACT, scale_op="divide", greedy_rule="below", greedy_below=_SAMPLING_EPS,
-                              eps_rule="none", nan_logits="out_of_contract")),
+    "vllm-v1": (vllm_v1, dict(CONTRACT, stages=1, normalise="sum", scale_op="divide", greedy_rule="below",
+                              greedy_below=_SAMPLING_EPS, eps_rule="none", nan_logits="out_of_contract")),
+    "gumbel-log-domain": (gumbel_log_domain, dict(_LOG_DOMAIN, eps_rule="fixed", eps_fixed=1e-20, greedy_rule="zero",
+                                                  nan_logits="out_of_contract")),
+    "bf16-log-domain": (bf16_log_domain, dict(_LOG_DOMAIN, key_dtype="bf16")),
+    "bf16-log-domain-declared-f32": (bf16_log_domain, _LOG_DOMAIN),
 }
 
 if __name__ == "__main__":

@@ -233,9 +233,10 @@ std::vector<std::string> describe_deviations(const race::Conventions& c) {
 
 std::string describe_contract(const oracle::NumericsContract& c) {
   const std::string stages = c.rescales == 0 ? "one-stage" : c.rescales == 1 ? "two-stage" : fmt::format("{} rescales", c.rescales);
-  std::string s = fmt::format("{}-scale{}, exp {} ulp, div {} ulp, {}{}{}{}{}", oracle::to_string(c.order),
-                              c.scale_divides ? " (x / t)" : "", c.exp_ulp, c.div_ulp,
-                              c.domain == race::KeyDomain::log ? fmt::format("log-domain race (logf {} ulp)", c.log_ulp) : stages,
+  const bool log = c.domain == race::KeyDomain::log;  // exponentiates nothing: its exp does not matter
+  std::string s = fmt::format("{}-scale{}, {}div {} ulp, {}{}{}{}{}", oracle::to_string(c.order),
+                              c.scale_divides ? " (x / t)" : "", log ? "" : fmt::format("exp {} ulp, ", c.exp_ulp), c.div_ulp,
+                              log ? fmt::format("log-domain race (logf {} ulp)", c.log_ulp) : stages,
                               c.online_ids > 0 ? fmt::format(", online max (a rescale per {} ids)", c.online_ids) : "",
                               c.normalises ? ", normalised by the softmax sum" : "",
                               c.key_reciprocal ? ", key w * (1 / (E + eps))" : "", c.key_bf16 ? ", bf16 keys" : "");

@@ -15,18 +15,25 @@ _CONVENTION_WORDS = {
     "scale_op": ("multiply", "divide"),
     "key_op": ("divide", "reciprocal"),
     "key_dtype": ("f32", "bf16"),
+    "normalise": ("none", "sum"),
+    "key_domain": ("ratio", "log"),
 }
 
 
 def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, scale_op=None, key_op=None,
-                    key_dtype=None, greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None):
+                    key_dtype=None, rescales=None, online_ids=None, normalise=None, key_domain=None, log_ulp=None,
+                    greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None):
     """The contract terms and conventions a sampler declares, as protocol
     fields. A term left None is not sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
     protocol/contract_fields.cpp), written there only.
 
     Arithmetic (oracle/ERROR_MODEL.md): scale_op "divide" (x / t rather than
-    x * (1/t)), key_op "reciprocal" (w * (1/(E + eps))), key_dtype "bf16".
+    x * (1/t)), key_op "reciprocal" (w * (1/(E + eps))), key_dtype "bf16";
+    rescales (how many times a key is rescaled, in place of stages),
+    online_ids (an online max: one more rescale per that many ids), normalise
+    "sum" (keys divided by the softmax sum), key_domain "log" (the race of
+    x / t - log(E + eps), with log_ulp).
     Conventions (docs/CONVENTIONS.md): greedy_rule "zero" (T == 0) or "below"
     (T < greedy_below); eps_rule "none" (key = p / E) or "fixed" (eps_fixed of
     its own); nan_logits "out_of_contract". Each is reported as a deviation."""
@@ -35,7 +42,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
         if scaling_order not in ("post", "pre"):
             raise ValueError("scaling_order must be 'post' or 'pre', got %r" % (scaling_order,))
         fields["scaling_order"] = scaling_order
-    for key, v in (("exp_ulp", exp_ulp), ("div_ulp", div_ulp)):
+    for key, v in (("exp_ulp", exp_ulp), ("div_ulp", div_ulp), ("log_ulp", log_ulp)):
         if v is not None:
             if not (float(v) >= 0):
                 raise ValueError("%s must be >= 0, got %r" % (key, v))
@@ -44,8 +51,14 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
         if int(stages) not in (1, 2):
             raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
         fields["stages"] = str(int(stages))
-    for key, v in (("scale_op", scale_op), ("key_op", key_op), ("key_dtype", key_dtype), ("greedy_rule", greedy_rule),
-                   ("eps_rule", eps_rule), ("nan_logits", nan_logits)):
+    for key, v in (("rescales", rescales), ("online_ids", online_ids)):
+        if v is not None:
+            if int(v) != v or int(v) < 0:
+                raise ValueError("%s must be a whole number >= 0, got %r" % (key, v))
+            fields[key] = str(int(v))
+    for key, v in (("scale_op", scale_op), ("key_op", key_op), ("key_dtype", key_dtype), ("normalise", normalise),
+                   ("key_domain", key_domain), ("greedy_rule", greedy_rule), ("eps_rule", eps_rule),
+                   ("nan_logits", nan_logits)):
         if v is not None:
             if v not in _CONVENTION_WORDS[key]:
                 raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
