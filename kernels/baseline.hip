@@ -1,42 +1,95 @@
-// The baseline (SPEC §2): the unfused five-launch pipeline the fused kernel
-// replaces, as the field runs it.
-//   1. race:          one workgroup per row walks the whole vocab -> sampled
+// The baseline (SPEC §2): the unfused pipeline the fused kernel replaces, as
+// main's path runs it (aiter's mixed_sample_outer_exponential, then the greedy
+// override launches):
+//   1. race:          one workgroup of 1024 threads per row walks the vocab
+//                     once: pre-scale x * (1/T), a per-thread online max with a
+//                     rescaled running best and sum, then the block-level
+//                     rescale, sum and division -> sampled
 //   2. argmax chunks: per (row, chunk of ids) max of the raw logits
 //   3. argmax final:  per row, best chunk -> greedy
 //   4. mask:          T <= greedy_eps
 //   5. where:         tokens = mask ? greedy : sampled
-// Launches 1 and 2 read 16-byte vectors (for_each_id); the figures: bench/README.md.
+// Its contract (kernels/registry.cpp) declares the online max's rescales and
+// the normalisation (oracle/ERROR_MODEL.md "An online max"). Launches 1 and 2
+// read 16-byte vectors (for_each_vector); the figures: bench/README.md.
 #include "kernels/race.h"
 
 namespace raceoracle::kernels {
 namespace {
 
 constexpr int kThreads = 256;      // the argmax, mask and where launches
-constexpr int kRaceThreads = 1024;  // one workgroup per row: the most loads in flight a row can have
+constexpr int kRaceThreads = kBaselineRaceThreads;
 static_assert(kThreads % kBlockMultiple == 0 && kRaceThreads % kBlockMultiple == 0, "every warp full (race.h)");
 constexpr int kChunk = 4096;  // ids per program of the top-1 select
 
-/// Calls f(id, logit, noise) for ids [0, n) of a row, each thread visiting
-/// its share. Where the row (and its noise, when read) starts 16-byte
-/// aligned, whole vectors of 16 bytes of logits go first, vector k to thread
-/// k % THREADS; the ids past the last whole vector, or a whole unaligned
-/// row, are visited one at a time. `e` null: no noise read, 1 passed. The
-/// callers fold with order-free reductions (a max, the race's total order),
-/// so the visiting order cannot change a result.
+/// Calls f(id0, n, logits, noise) for the ids of a row each thread visits,
+/// `n` (at most kVec) consecutive ids from id0 at a time: where the row (and
+/// its noise, when read) starts 16-byte aligned, whole vectors of 16 bytes of
+/// logits go first, vector k to thread k % THREADS; the ids past the last
+/// whole vector, or a whole unaligned row, one at a time. `e` null: no noise
+/// read, 1 passed. A thread visits its ids in increasing order.
 template <int THREADS, class Logit, class F>
-__device__ __forceinline__ void for_each_id(const Logit* x, const float* e, std::int64_t n, F f) {
+__device__ __forceinline__ void for_each_vector(const Logit* x, const float* e, std::int64_t n, F f) {
   constexpr int kVec = 16 / int(sizeof(Logit));
   const std::int64_t whole = aligned16(x) && (!e || aligned16(e)) ? n / kVec : 0;
   for (std::int64_t k = threadIdx.x; k < whole; k += THREADS) {
     float v[kVec], ev[kVec];
     load_vector<kVec>(x + k * kVec, v);
     if (e) load_vector<kVec>(e + k * kVec, ev);
+    else
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) f(k * kVec + j, v[j], e ? ev[j] : 1.0f);
+      for (int j = 0; j < kVec; ++j) ev[j] = 1.0f;
+    f(k * kVec, kVec, v, ev);
   }
-  for (std::int64_t i = whole * kVec + threadIdx.x; i < n; i += THREADS) f(i, load_logit(x + i), e ? e[i] : 1.0f);
+  for (std::int64_t i = whole * kVec + threadIdx.x; i < n; i += THREADS) {
+    float v[kVec] = {load_logit(x + i)}, ev[kVec] = {e ? e[i] : 1.0f};
+    f(i, 1, v, ev);
+  }
 }
 
+/// Calls f(id, logit, noise) for every id a thread visits (for_each_vector's order).
+template <int THREADS, class Logit, class F>
+__device__ __forceinline__ void for_each_id(const Logit* x, const float* e, std::int64_t n, F f) {
+  for_each_vector<THREADS>(x, e, n, [&](std::int64_t id0, int count, const float* v, const float* ev) {
+    for (int j = 0; j < count; ++j) f(id0 + j, v[j], ev[j]);
+  });
+}
+
+/// A thread's online race: the running max of its scaled logits, its best
+/// key and its sum of exp, both relative to that max.
+struct Online {
+  float m;
+  Best best;
+  float sum;
+};
+
+/// Folds `n` consecutive ids into `s`: when their max exceeds the running
+/// one, the best key and the sum are rescaled by exp(m_old - m_new) (once
+/// per load, as aiter does); each id's key is exp(xs - m) / (E + eps). A NaN
+/// logit's key is NaN, never a winner, and adds nothing to the sum.
+template <Defect D>
+__device__ __forceinline__ void online_fold(Online& s, std::int64_t id0, int n, const float* x, const float* e,
+                                            float inv_t, float eps) {
+  float xs[16], load_max = -INFINITY;
+  for (int j = 0; j < n; ++j) {
+    xs[j] = x[j] * inv_t;
+    load_max = MaxOf<D>{}(load_max, xs[j]);
+  }
+  if (load_max > s.m) {
+    if (s.m != -INFINITY && D != Defect::no_rescale) {
+      const float f = race_exp<D>(s.m - load_max);
+      s.best.key *= f;
+      s.sum *= f;
+    }
+    s.m = load_max;
+  }
+  const float m_safe = guard_max<D>(s.m);
+  for (int j = 0; j < n; ++j) {
+    const float w = race_exp<D>(xs[j] - m_safe);
+    if (w == w) s.sum += w;
+    s.best = BetterOf<D>{}(s.best, Best{w / (e[j] + eps), int(id0 + j)});
+  }
+}
 struct Scratch {
   std::int32_t* sampled;
   std::int32_t* greedy;
@@ -62,21 +115,23 @@ Scratch carve(void* p, std::int64_t rows, std::int64_t vocab) {
 template <class Logit, Defect D>
 __global__ __launch_bounds__(kRaceThreads) void race_kernel(SampleArgs a, Scratch s) {
   RACEORACLE_SHARED(unsigned, smem_max, 32);
+  RACEORACLE_SHARED(float, smem_sum, 32);
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.x;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   const float* e = row_start<D>(a.noise, row, D == Defect::noise_stride ? a.logit_stride : a.noise_stride);
-  float m = -INFINITY;
-  for_each_id<kRaceThreads>(x, static_cast<const float*>(nullptr), a.vocab,
-                            [&](std::int64_t, float v, float) { m = MaxOf<D>{}(m, v); });
-  m = block_max<D>(m, smem_max);
-  const float m_safe = guard_max<D>(m);
   const float inv_t = inverse_temperature(a.temperatures[row]);
-  Best best = no_candidate();
-  for_each_id<kRaceThreads>(x, e, a.vocab, [&](std::int64_t i, float v, float ev) {
-    best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(v, m_safe, inv_t, ev, a.eps), int(i)});
+  Online o{-INFINITY, no_candidate(), 0.0f};
+  for_each_vector<kRaceThreads>(x, e, a.vocab, [&](std::int64_t id0, int n, const float* v, const float* ev) {
+    online_fold<D>(o, id0, n, v, ev, inv_t, a.eps);
   });
-  best = block_best<D>(best, smem_best);
+  // The block: every thread's best and sum rescaled to the row max, then divided by the row's sum.
+  const float gmax = block_max<D>(o.m, smem_max);
+  const float f = o.m == -INFINITY ? 0.0f : D == Defect::no_rescale ? 1.0f : race_exp<D>(o.m - guard_max<D>(gmax));
+  o.best.key *= f;
+  const float sum = block_sum<D>(o.sum * f, smem_sum);
+  if (sum > 0) o.best.key /= sum;
+  const Best best = block_best<D>(o.best, smem_best);
   if (threadIdx.x == 0) s.sampled[row] = best.idx;
 }
 

@@ -71,7 +71,10 @@ Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder orde
 Status fused_stage2(const SampleArgs& a, const FusedConfig& c, NoiseSource n, Defect d, const Partials& p);
 /// The defects the baseline is built with (its steps have no tiles, partials
 /// or rescale, so only these concern it).
-using BaselineDefects = DefectSet<Defect::none, Defect::strict_greedy, Defect::high_id_tie>;
+using BaselineDefects = DefectSet<Defect::none, Defect::strict_greedy, Defect::high_id_tie, Defect::no_rescale>;
+/// The baseline's race launch: one workgroup of this many threads per row
+/// (the most loads in flight a row can have), each with an online max.
+inline constexpr int kBaselineRaceThreads = 1024;
 /// The five-launch baseline. `scratch` holds 3 * rows * chunks + 3 * rows
 /// 4-byte words (baseline_scratch_bytes).
 Status sample_baseline(const SampleArgs& a, Defect d, void* scratch);

@@ -129,6 +129,17 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
   return Best{from_ordered(c.key), int(D == Defect::high_id_tie ? ~c.id : c.id)};
 }
 
+/// The block's float sum; every thread gets the same value (the butterfly
+/// adds the same two operands in every lane: IEEE addition commutes).
+template <Defect D>
+__device__ float block_sum(float v, float* smem) {
+  auto reduce_warp = [](float x) {
+    for (int m = device::warp_size() / 2; m > 0; m /= 2) x += device::shfl_xor(x, m);
+    return x;
+  };
+  return block_reduce<D>(v, smem, reduce_warp, 0.0f);
+}
+
 /// The two largest of a set of values that are >= +0 and never NaN: `top`,
 /// and the largest of the others (`second`; a second copy of top counts).
 /// Their bits order as the values do, so the block reduces them as unsigned

@@ -81,7 +81,16 @@ void add_mutants(std::vector<Kernel>& v, std::string_view real_name) {
 race::NumericsContract Kernel::contract() const {
   race::NumericsContract c;
   c.order = order;
-  c.rescales = family == Family::fused ? 1 : 0;
+  // The fused kernel's stage 2 rescales each key once. The baseline's online
+  // race (baseline.hip) rescales at most once per load of a thread, and a
+  // thread loads at most once per kBaselineRaceThreads ids (one id at a time
+  // in an unaligned row), plus the vector tail's load and the block's rescale;
+  // then it divides by the row's sum.
+  c.rescales = family == Family::fused ? 1 : 2;
+  if (family == Family::baseline) {
+    c.online_ids = kBaselineRaceThreads;
+    c.normalises = true;
+  }
   c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
 #if defined(RACEORACLE_BACKEND_CPU)
   c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)
@@ -106,7 +115,7 @@ const std::vector<Kernel>& kernels() {
   static const std::vector<Kernel> k{
       make("fused-post", Family::fused, ScalingOrder::post, Defect::none),
       make("fused-pre", Family::fused, ScalingOrder::pre, Defect::none),
-      make("baseline", Family::baseline, ScalingOrder::post, Defect::none),
+      make("baseline", Family::baseline, ScalingOrder::pre, Defect::none),
       make("fused-philox", Family::fused, ScalingOrder::post, Defect::none, NoiseSource::drawn),
   };
   return k;

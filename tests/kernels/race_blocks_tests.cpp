@@ -153,6 +153,35 @@ TEST(BlockReduce, BestAndMaxAtOddWarpCountsUnderBothWarpSizes) {
     }
 }
 
+__global__ void sum_kernel(const float* v, float* out) {
+  __shared__ float smem[32];
+  out[threadIdx.x] = block_sum<Defect::none>(v[threadIdx.x], smem);
+}
+
+/// The block's sum reaches every thread bit for bit alike (a row's keys are
+/// divided by it: a thread with another value would rank on its own scale),
+/// within fp32 summation's error of the exact sum, under both warp sizes.
+TEST(BlockReduce, SumIsTheSameInEveryThreadAndWithinSummationError) {
+  ScheduleGuard g;
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (int ws : {32, 64})
+    for (int threads : {64, 192, 960, 1024}) {
+      hipcpu::config().warp_size = ws;
+      hipcpu::config().schedule_seed = std::uint64_t(threads * 7 + ws);
+      const auto n = static_cast<std::size_t>(threads);
+      std::vector<float> v(n), out(n);
+      double exact = 0;
+      for (auto& x : v) exact += double(x = rng() % 5 == 0 ? 0.0f : unit(rng));  // exp's range, zeros included
+      hipLaunchKernelGGL(sum_kernel, dim3(1), dim3(threads), 0, nullptr, v.data(), out.data());
+      ASSERT_EQ(hipGetLastError(), hipSuccess);
+      for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(std::bit_cast<std::uint32_t>(out[t]), std::bit_cast<std::uint32_t>(out[0])) << t;
+      // Nonnegative terms: a tree of depth log2(threads) rounds each at most that many times.
+      EXPECT_LE(std::abs(double(out[0]) - exact), exact * std::log2(double(threads)) * 0x1p-24) << ws << " " << threads;
+      EXPECT_NE(double(out[0]), 0.0);
+    }
+}
+
 __global__ void top_two_kernel(const float* tops, const float* seconds, TopTwo* out) {
   __shared__ TopTwoBits smem[32];
   const int t = int(threadIdx.x);
