@@ -158,6 +158,23 @@ void add_sampler_options(CLI::App* app, protocol::SamplerSpec& o, const char* wh
   app->add_option_function<int>(
          flag("stages"), [&over](int v) { over.stages = v; }, "override the sampler's rounding stages (1 unfused, 2 fused)")
       ->check(CLI::IsMember({1, 2}));
+  app->add_option_function<int>(
+         flag("rescales"), [&over](int v) { over.rescales = v; },
+         "override the rescales every key undergoes (oracle/ERROR_MODEL.md; in place of --stages)")
+      ->check(CLI::Range(0, protocol::kMaxCount));
+  app->add_option_function<std::string>(
+         flag("normalise"), [&over](const std::string& v) { over.normalises = v == "sum"; },
+         "override whether keys are divided by the softmax sum")
+      ->check(CLI::IsMember({"none", "sum"}));
+  app->add_option_function<std::string>(
+         flag("key_domain"),
+         [&over](const std::string& v) { over.key_domain = v == "log" ? race::KeyDomain::log : race::KeyDomain::ratio; },
+         "override the race's domain: ratio (w / (E + eps)) or log (x / t - log(E + eps))")
+      ->check(CLI::IsMember({"ratio", "log"}));
+  app->add_option_function<std::string>(
+         flag("key_dtype"), [&over](const std::string& v) { over.key_bf16 = v == "bf16"; },
+         "override the dtype the keys are compared in")
+      ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ int replay(const ReplayOptions& o) {
     const std::string text = o.case_json.front() == '{' ? o.case_json : io::read_file(o.case_json, io::kSmallFileLimit);
     const auto spec = fixtures::case_from_json(text);
     const std::string failure = properties::run_case(*p, *k, spec);
-    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name().c_str(), fixtures::describe(spec).c_str(),
+    std::printf("%s on %s, case %s: %s\n", p->name.c_str(), k->name().c_str(), fixtures::describe(spec, k->contract().conventions).c_str(),
                 failure.empty() ? "holds" : "FAILS");
     if (!failure.empty()) std::printf("  %s\n", failure.c_str());
     return failure.empty() ? 0 : 1;

@@ -98,9 +98,21 @@ def padded_vocab(logits, noise, temperatures, eps, greedy_eps):
     return race(x, e, temperatures, eps, greedy_eps)
 
 
+_DECLARED_BELOW = 0.003  # a greedy threshold of the sampler's own, between the generated temperatures
+
+
+def greedy_at_its_threshold(logits, noise, temperatures, eps, greedy_eps):
+    """Declares greedy iff T < 0.003 but tests T <= 0.003: a row at its own threshold is greedy."""
+    x = _clean(logits)
+    sampled = torch.argmax(_keys(x, noise, temperatures, eps), dim=-1)
+    return torch.where(temperatures <= _DECLARED_BELOW, torch.argmax(x, dim=-1), sampled)
+
+
 BROKEN = {f.__name__: f for f in (greedy_only_at_zero, no_temperature_clamp, no_eps, greedy_highest_id,
                                   noise_wrong_row, sentinel_clamped, greedy_divides_by_temperature, nan_propagates,
-                                  padded_vocab)}
+                                  padded_vocab, greedy_at_its_threshold)}
+# What a broken sampler declares beyond CONTRACT: the convention it claims to follow.
+DECLARED = {"greedy_at_its_threshold": dict(greedy_rule="below", greedy_below=_DECLARED_BELOW)}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in BROKEN:
@@ -108,4 +120,4 @@ if __name__ == "__main__":
               file=sys.stderr)
         sys.exit(0 if sys.argv[1:] == ["--list"] else 2)
     import raceoracle
-    raceoracle.serve(BROKEN[sys.argv[1]], tensors="torch", name=sys.argv[1], **CONTRACT)
+    raceoracle.serve(BROKEN[sys.argv[1]], tensors="torch", name=sys.argv[1], **dict(CONTRACT, **DECLARED.get(sys.argv[1], {})))

@@ -11,6 +11,7 @@
 
 #include "fixtures/case.h"
 #include "kernels/device_memory.h"
+#include "protocol/contract_fields.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -100,11 +101,33 @@ double worst_key_error_ratio() {
   return g_worst_ratio;
 }
 
+/// For a token the subject's contract leaves unexplained: the single
+/// arithmetic terms it does not declare under which the token would be
+/// explained (protocol::missing_terms), as a line of the report.
+std::string missing_term_hint(const LawContext& c, std::int64_t row, std::int32_t token) {
+  const oracle::RowView view = c.batch.view().row(row);
+  std::vector<std::string> explaining;
+  for (const protocol::TermWidening& w : protocol::missing_terms(c.subject.contract()))
+    if (!oracle::is_failure(oracle::judge(oracle::decide(view, w.contract, {c.batch.eps, c.batch.greedy_eps}), token,
+                                          c.batch.vocab)))
+      explaining.push_back(w.label);
+  if (explaining.empty()) return "\n  no single arithmetic term the contract leaves out explains it (oracle/ERROR_MODEL.md)";
+  return fmt::format("\n  explained had the contract also declared: {}", fmt::join(explaining, "; or "));
+}
+
 std::string agrees_with_oracle(const LawContext& c) {
-  return each_row(c, "disagrees with the oracle beyond explained divergence",
-                  [&](std::int64_t, const Verdict& vr, std::int32_t t) {
-                    return oracle::is_failure(oracle::judge(vr, t, c.batch.vocab));
-                  });
+  const Ran ran = launch(c.subject, c.batch, c.config);
+  if (!ran.error.empty()) return ran.error;
+  const auto v = c.batch.decide(c.subject.contract());
+  for (std::int64_t r = 0; r < c.batch.rows; ++r) {
+    const Verdict& vr = v[std::size_t(r)];
+    const std::int32_t t = ran.run.tokens[std::size_t(r)];
+    const oracle::Outcome o = oracle::judge(vr, t, c.batch.vocab);
+    if (oracle::is_failure(o))
+      return row_report(c.batch, r, vr, t, "disagrees with the oracle beyond explained divergence") +
+             (o == oracle::Outcome::unexplained ? missing_term_hint(c, r, t) : "");
+  }
+  return {};
 }
 
 std::string greedy_is_exact(const LawContext& c) {

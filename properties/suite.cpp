@@ -230,7 +230,7 @@ std::string LawResult::summary() const {
 }
 
 std::string run_case(const Law& p, const subject::Subject& k, const fixtures::CaseSpec& spec) {
-  const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k));
+  const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k), k.contract().conventions);
   return p.check(LawContext{k, b, fixtures::config_of(spec)});
 }
 
@@ -283,7 +283,7 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
   auto failed_case = [&](const fixtures::CaseSpec& spec, const std::string& where, const std::string& failure,
                          const std::string& breakdown) {
     out.verdict = breakdown.empty() ? LawResult::Verdict::failed : LawResult::Verdict::error;
-    out.counterexample = fmt::format("{} on {} ({})\n  case: {}\n  {}", p.name, k.name(), where, fixtures::describe(spec),
+    out.counterexample = fmt::format("{} on {} ({})\n  case: {}\n  {}", p.name, k.name(), where, fixtures::describe(spec, k.contract().conventions),
                                      breakdown.empty() ? failure : breakdown);
     out.case_json = fixtures::to_json(spec);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -304,10 +304,13 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
   if (s.reproduce.empty() && s.matrix) {
     std::vector<std::pair<fixtures::CaseSpec, const char*>> built;
     for (fixtures::CaseSpec& spec : fixtures::matrix_cases(p.matrix)) built.emplace_back(std::move(spec), "coverage-matrix case");
+    // A subject's own greedy rule: rows at its boundary (docs/CONVENTIONS.md).
+    if (k.contract().conventions.greedy != race::GreedyRule::definition)
+      for (fixtures::CaseSpec& spec : fixtures::boundary_cases()) built.emplace_back(std::move(spec), "declared-boundary case");
     if (p.built)
       for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
     for (const auto& [spec, what] : built) {
-      const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k));
+      const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k), k.contract().conventions);
       cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
       ++out.cases;
       const std::string failure = p.check(LawContext{k, b, fixtures::config_of(spec)});
@@ -336,20 +339,20 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
       shrink_stopped = true;
       return;
     }
-    const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k));
+    const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k), k.contract().conventions);
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     covered |= fixtures::coverage(b, cfg.block_v);
     cells |= fixtures::cells_met(b, cfg.block_v);
     ++cases;
     const std::string failure = p.check(LawContext{k, b, cfg});
     if (std::string why = k.take_breakdown(); !why.empty()) {
-      breakdown = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec), why);
+      breakdown = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec, k.contract().conventions), why);
       last_json = fixtures::to_json(spec);
       return;
     }
     if (!failure.empty()) {
       if (!first_failure) first_failure = std::chrono::steady_clock::now();
-      last_failure = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec), failure);
+      last_failure = fmt::format("{} on {}\n  case: {}\n  {}", p.name, k.name(), fixtures::describe(spec, k.contract().conventions), failure);
       last_json = fixtures::to_json(spec);
       RC_FAIL(failure);
     }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -18,6 +19,10 @@ double parse_double(const std::string& key, const std::string& text) {
     throw std::invalid_argument(fmt::format("'{}' = '{}' is not a decimal number", key, text));
   }
 }
+
+constexpr const char* kKeyDtypes[] = {"f32", "bf16"};
+constexpr const char* kNormalise[] = {"none", "sum"};
+constexpr const char* kKeyDomains[] = {"ratio", "log"};  // race::KeyDomain's order
 
 double ulp_field(const Fields& f, const std::string& key, double fallback) {
   auto it = f.find(key);
@@ -42,6 +47,10 @@ Fields to_fields(const ContractOverrides& o) {
   if (o.exp_ulp) f["exp_ulp"] = fmt::format("{}", *o.exp_ulp);  // shortest form: reads back exactly
   if (o.div_ulp) f["div_ulp"] = fmt::format("{}", *o.div_ulp);
   if (o.stages) f["stages"] = std::to_string(*o.stages);
+  if (o.rescales) f["rescales"] = std::to_string(*o.rescales);
+  if (o.normalises) f["normalise"] = kNormalise[*o.normalises];
+  if (o.key_domain) f["key_domain"] = kKeyDomains[int(*o.key_domain)];
+  if (o.key_bf16) f["key_dtype"] = kKeyDtypes[*o.key_bf16];
   return f;
 }
 
@@ -53,6 +62,10 @@ ContractOverrides overrides_from_fields(const Fields& f) {
   if (f.count("exp_ulp")) o.exp_ulp = c.exp_ulp;
   if (f.count("div_ulp")) o.div_ulp = c.div_ulp;
   if (f.count("stages")) o.stages = c.rescales > 0 ? 2 : 1;
+  if (f.count("rescales")) o.rescales = c.rescales;
+  if (f.count("normalise")) o.normalises = c.normalises;
+  if (f.count("key_domain")) o.key_domain = c.domain;
+  if (f.count("key_dtype")) o.key_bf16 = c.key_bf16;
   return o;
 }
 
@@ -92,9 +105,6 @@ constexpr const char* kNanLogits[] = {"masked", "out_of_contract"};
 // The arithmetic terms named by words: the definition's first.
 constexpr const char* kScaleOps[] = {"multiply", "divide"};
 constexpr const char* kKeyOps[] = {"divide", "reciprocal"};
-constexpr const char* kKeyDtypes[] = {"f32", "bf16"};
-constexpr const char* kNormalise[] = {"none", "sum"};
-constexpr const char* kKeyDomains[] = {"ratio", "log"};  // race::KeyDomain's order
 
 /// A count field: a whole number in [0, kMaxCount], or `fallback` when absent.
 int count_field(const Fields& f, const std::string& key, int fallback) {
@@ -128,6 +138,17 @@ race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
 }
 
 }  // namespace
+
+void refuse_unknown_fields(const Fields& f, const std::vector<std::string>& other) {
+  for (const auto& [key, value] : f) {
+    if (std::find(other.begin(), other.end(), key) != other.end()) continue;
+    if (std::find_if(std::begin(kContractFieldNames), std::end(kContractFieldNames),
+                     [&](const char* n) { return key == n; }) != std::end(kContractFieldNames))
+      continue;
+    throw std::invalid_argument(fmt::format("'{}' is no field raceoracle reads (contract fields: {}; and {})", key,
+                                            fmt::join(kContractFieldNames, ", "), fmt::join(other, ", ")));
+  }
+}
 
 oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContract c) {
   c.conventions = parse_conventions(f, c.conventions);
@@ -196,6 +217,36 @@ Fields contract_fields(const oracle::NumericsContract& c) {
   if (k.eps == race::EpsRule::fixed) f["eps_fixed"] = fmt::format("{}", k.eps_fixed);
   if (!k.nan_is_masked) f["nan_logits"] = kNanLogits[1];
   return f;
+}
+
+std::vector<TermWidening> missing_terms(const oracle::NumericsContract& declared) {
+  std::vector<oracle::NumericsContract> wider;
+  const bool ratio = declared.domain == race::KeyDomain::ratio;
+  auto with = [&](auto set) {
+    oracle::NumericsContract c = declared;
+    set(c);
+    wider.push_back(c);
+  };
+  if (!declared.key_bf16) with([](auto& c) { c.key_bf16 = true; });
+  if (ratio) {
+    with([](auto& c) { c.domain = race::KeyDomain::log, c.rescales = 0, c.online_ids = 0, c.normalises = c.key_reciprocal = false; });
+    if (!declared.normalises) with([](auto& c) { c.normalises = true; });
+    if (!declared.key_reciprocal) with([](auto& c) { c.key_reciprocal = true; });
+    with([](auto& c) { ++c.rescales; });
+  }
+  if (declared.order == oracle::ScalingOrder::post) with([](auto& c) { c.order = oracle::ScalingOrder::pre; });
+  // Each labelled by the fields it changes, in their one spelling.
+  const Fields before = contract_fields(declared);
+  std::vector<TermWidening> out;
+  for (const oracle::NumericsContract& c : wider) {
+    std::string label;
+    for (const auto& [key, value] : contract_fields(c)) {
+      auto it = before.find(key);
+      if (it == before.end() || it->second != value) label += fmt::format("{}{} = {}", label.empty() ? "" : ", ", key, value);
+    }
+    out.push_back({label, c});
+  }
+  return out;
 }
 
 std::string Deviation::describe() const {

@@ -28,7 +28,9 @@ struct OverridableTerm {
   const char* flag;
 };
 inline constexpr OverridableTerm kOverridableTerms[] = {
-    {"scaling_order", "--scaling-order"}, {"exp_ulp", "--exp-ulp"}, {"div_ulp", "--div-ulp"}, {"stages", "--stages"}};
+    {"scaling_order", "--scaling-order"}, {"exp_ulp", "--exp-ulp"},       {"div_ulp", "--div-ulp"},
+    {"stages", "--stages"},               {"rescales", "--rescales"},     {"normalise", "--normalise"},
+    {"key_domain", "--key-domain"},       {"key_dtype", "--key-dtype"}};
 /// The flag of an overridable field; std::invalid_argument for any other.
 const char* override_flag(const std::string& field);
 
@@ -38,6 +40,10 @@ struct ContractOverrides {
   std::optional<oracle::ScalingOrder> scaling_order;
   std::optional<double> exp_ulp, div_ulp;
   std::optional<int> stages;  ///< 1 or 2
+  std::optional<int> rescales;
+  std::optional<bool> normalises;
+  std::optional<race::KeyDomain> key_domain;
+  std::optional<bool> key_bf16;
   bool operator==(const ContractOverrides&) const = default;
 };
 /// The terms set, as contract fields (their one spelling: a report's
@@ -60,6 +66,16 @@ inline constexpr int kMaxCount = 1 << 20;
 /// (CUDA expf and __fdividef, HIP's OCML, glibc) and a fused rescale.
 oracle::NumericsContract default_sampler_contract();
 
+/// Every field parse_contract reads.
+inline constexpr const char* kContractFieldNames[] = {
+    "scaling_order", "exp_ulp",  "div_ulp",   "noise_ulp",   "stages",       "rescales",
+    "online_ids",    "normalise", "key_domain", "log_ulp",   "scale_op",     "key_op",
+    "key_dtype",     "greedy_rule", "greedy_below", "eps_rule", "eps_fixed", "nan_logits"};
+/// Refuses (std::invalid_argument naming it and what is allowed) a key of
+/// `f` that is neither a contract field nor one of `other`: a misspelt term
+/// must not leave the sampler judged by a default it did not mean.
+void refuse_unknown_fields(const Fields& f, const std::vector<std::string>& other);
+
 /// The contract `fields` state over `defaults`; unknown keys are ignored.
 /// Throws std::invalid_argument naming the field, the value and what is allowed.
 oracle::NumericsContract parse_contract(const Fields& fields, oracle::NumericsContract defaults = default_sampler_contract());
@@ -68,6 +84,18 @@ Fields contract_fields(const oracle::NumericsContract& c);
 /// `noise_ulp` above 0 would only widen its bound. Throws naming the field.
 void require_tensor_noise_exact(const oracle::NumericsContract& c);
 std::string describe_contract(const oracle::NumericsContract& c);  ///< "post-scale, exp 2 ulp, div 2 ulp, two-stage"
+
+/// A contract with one arithmetic term more than a declared one, and that
+/// term in the fields' spelling ("key_dtype = bf16").
+struct TermWidening {
+  std::string label;
+  oracle::NumericsContract contract;
+};
+/// Each single term of oracle/ERROR_MODEL.md "The field's arithmetic" that
+/// `declared` does not state (bf16 keys, the log domain, normalisation, the
+/// reciprocal key, one more rescale, pre-scale): what a report tries when a
+/// token is unexplained, to say which term the contract may be missing.
+std::vector<TermWidening> missing_terms(const oracle::NumericsContract& declared);
 
 /// A declared convention that differs from SPEC §1, named, with what it
 /// changes: every report lists them.

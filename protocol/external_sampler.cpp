@@ -88,6 +88,7 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
   if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
     throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
   try {
+    refuse_unknown_fields(reply.metadata, {"type", "protocol", "name"});
     const oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
     require_tensor_noise_exact(c);  // the protocol sends noise tensors
     return {terminal_safe(name, true, 200), c};  // one line: the name heads rows of every report

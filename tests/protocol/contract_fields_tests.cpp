@@ -22,7 +22,15 @@ TEST(ContractOverrides, SurviveTheirFieldsRoundTripInEveryTerm) {
     if (rng() % 2) o.scaling_order = rng() % 2 ? oracle::ScalingOrder::pre : oracle::ScalingOrder::post;
     if (rng() % 2) o.exp_ulp = ulp();
     if (rng() % 2) o.div_ulp = ulp();
-    if (rng() % 2) o.stages = 1 + int(rng() % 2);
+    if (rng() % 2) o.key_bf16 = rng() % 2 == 0;
+    if (rng() % 3 == 0) {  // the log domain, which states no rescale or normalisation
+      o.key_domain = race::KeyDomain::log;
+    } else {
+      if (rng() % 2) o.key_domain = race::KeyDomain::ratio;
+      if (rng() % 2) o.normalises = rng() % 2 == 0;
+      if (rng() % 2) o.stages = 1 + int(rng() % 2);
+      else if (rng() % 2) o.rescales = int(rng() % 100);
+    }
     ASSERT_EQ(overrides_from_fields(to_fields(o)), o) << override_flags(o);
   }
   // Each term alone, so that one the list forgot shows by its name.
@@ -37,6 +45,18 @@ TEST(ContractOverrides, SurviveTheirFieldsRoundTripInEveryTerm) {
   one = {};
   one.scaling_order = oracle::ScalingOrder::pre;
   EXPECT_EQ(override_flags(one), " --scaling-order pre");
+  one = {};
+  one.key_domain = race::KeyDomain::log;
+  one.key_bf16 = true;
+  EXPECT_EQ(override_flags(one), " --key-domain log --key-dtype bf16");
+  EXPECT_EQ(overrides_from_fields(to_fields(one)), one);
+  one = {};
+  one.rescales = 41;
+  one.normalises = true;
+  EXPECT_EQ(overrides_from_fields(to_fields(one)), one);
+  const oracle::NumericsContract applied = apply(one, default_sampler_contract());
+  EXPECT_EQ(applied.rescales, 41);
+  EXPECT_TRUE(applied.normalises);
 }
 
 /// `read(f)` refuses `f` with a message that holds `named`.
@@ -144,6 +164,22 @@ TEST(ArithmeticTerms, ReadAndWrittenBackAsDeclared) {
   EXPECT_EQ(log.domain, race::KeyDomain::log);
   EXPECT_EQ(log.log_ulp, 2);
   EXPECT_NE(describe_contract(log).find("log-domain race (logf 2 ulp)"), std::string::npos) << describe_contract(log);
+}
+
+TEST(ContractFields, EveryFieldWrittenIsKnownAndAMisspeltOneIsRefused) {
+  // Every field contract_fields can write is in kContractFieldNames (one list of what is read).
+  oracle::NumericsContract c = parse_contract({{"greedy_rule", "below"}, {"greedy_below", "1"}, {"eps_rule", "fixed"},
+                                               {"eps_fixed", "1"}, {"nan_logits", "out_of_contract"}, {"scale_op", "divide"},
+                                               {"key_op", "reciprocal"}, {"key_dtype", "bf16"}, {"rescales", "3"},
+                                               {"online_ids", "8"}, {"normalise", "sum"}});
+  c.noise_ulp = 1;
+  Fields all = contract_fields(c);
+  all.merge(contract_fields(parse_contract({{"key_domain", "log"}})));
+  all["noise_ulp"] = "1";
+  EXPECT_NO_THROW(refuse_unknown_fields(all, {}));
+  EXPECT_NO_THROW(refuse_unknown_fields({{"name", "x"}}, {"name"}));
+  expect_refused_by([](const Fields& g) { refuse_unknown_fields(g, {"type", "name"}); }, {{"greedy_rul", "zero"}},
+                    "'greedy_rul' is no field raceoracle reads");
 }
 
 TEST(ArithmeticTerms, MalformedOrContradictoryOnesAreRefusedNamingTheField) {
