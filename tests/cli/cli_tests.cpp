@@ -307,7 +307,9 @@ TEST(CommandLine, BadNumbersAreRefusedNamingFlagValueAndRange) {
 // The flags a replay command prints for an external sampler's overrides are
 // the flags the command line takes: both come from kOverridableTerms.
 TEST(CommandLine, EveryOverridableTermIsAFlagOfEachSamplerCommand) {
-  const std::map<std::string, std::string> value{{"scaling_order", "pre"}, {"exp_ulp", "3"}, {"div_ulp", "0.5"}, {"stages", "1"}};
+  const std::map<std::string, std::string> value{{"scaling_order", "pre"}, {"exp_ulp", "3"},     {"div_ulp", "0.5"},
+                                                  {"stages", "1"},          {"rescales", "4"},    {"normalise", "sum"},
+                                                  {"key_domain", "log"},    {"key_dtype", "bf16"}};
   for (const char* command : {"check", "mutants", "replay", "divergence"})
     for (const protocol::OverridableTerm& t : protocol::kOverridableTerms) {
       ASSERT_EQ(value.count(t.field), 1u) << t.field << " has no test value";

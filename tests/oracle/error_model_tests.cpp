@@ -284,6 +284,29 @@ std::vector<float> emulate_field(const Sample& r, float eps, ScalingOrder order,
   return key;
 }
 
+/// Keys an emulation computes (`emulate(row, eps)`, one per id, in the key's
+/// units) against the bounds of contract `c`: how many leave them, and the
+/// worst actual/bound. Ids whose double key underflows are left out (the log
+/// domain's, ERROR_MODEL.md).
+template <class Emulate>
+Tightness check_keys(const std::vector<Sample>& rows, const NumericsContract& c, Emulate emulate) {
+  Tightness t;
+  for (const Sample& r : rows) {
+    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
+    const RowScale s = row_scale(view);
+    if (s.row_max == -kInf) continue;
+    const auto key = emulate(r, s.eps);
+    for (std::size_t i = 0; i < r.x.size(); ++i) {
+      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
+      if (r.x[i] != -kInf && !(b.key > 1e-300)) continue;
+      ++t.keys;
+      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
+      t.worst = std::max(t.worst, error_ratio(b, key[i]));
+    }
+  }
+  return t;
+}
+
 /// The emulated keys against the bounds of the contract that declares `declared`.
 Tightness check_field(const std::vector<Sample>& rows, ScalingOrder order, const Field& arithmetic, const Field& declared) {
   NumericsContract c = glibc_contract(order);
@@ -291,20 +314,7 @@ Tightness check_field(const std::vector<Sample>& rows, ScalingOrder order, const
   c.scale_divides = declared.divides;
   c.key_reciprocal = declared.reciprocal;
   c.key_bf16 = declared.bf16;
-  Tightness t;
-  for (const Sample& r : rows) {
-    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
-    const RowScale s = row_scale(view);
-    if (s.row_max == -kInf) continue;
-    const auto key = emulate_field(r, s.eps, order, arithmetic);
-    for (std::size_t i = 0; i < r.x.size(); ++i) {
-      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
-      ++t.keys;
-      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
-      if (b.key > 1e-30 && std::isfinite(b.hi)) t.worst = std::max(t.worst, error_ratio(b, key[i]));
-    }
-  }
-  return t;
+  return check_keys(rows, c, [&](const Sample& r, float eps) { return emulate_field(r, eps, order, arithmetic); });
 }
 
 TEST(ErrorModel, TheFieldsArithmeticTermsAreSoundAndTight) {
@@ -407,20 +417,7 @@ NumericsContract online_contract(int threads, int width, bool online = true, boo
 
 Tightness check_online(const std::vector<Sample>& rows, int threads, int width, const NumericsContract& c, bool exp_high,
                        double planted = 0) {
-  Tightness t;
-  for (const Sample& r : rows) {
-    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
-    const RowScale s = row_scale(view);
-    if (s.row_max == -kInf) continue;
-    const auto key = emulate_online(r, s.eps, threads, width, exp_high, planted);
-    for (std::size_t i = 0; i < r.x.size(); ++i) {
-      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
-      ++t.keys;
-      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
-      t.worst = std::max(t.worst, error_ratio(b, key[i]));
-    }
-  }
-  return t;
+  return check_keys(rows, c, [&](const Sample& r, float eps) { return emulate_online(r, eps, threads, width, exp_high, planted); });
 }
 
 TEST(ErrorModel, AnOnlineMaxWithItsRescalesAndTheSoftmaxSumIsSoundAndTight) {
@@ -473,21 +470,7 @@ std::vector<double> emulate_log_domain(const Sample& r, float eps, ScalingOrder 
 
 Tightness check_log_domain(const std::vector<Sample>& rows, ScalingOrder order, bool bf16, const NumericsContract& c,
                            double planted = 0) {
-  Tightness t;
-  for (const Sample& r : rows) {
-    RowView view{r.x.data(), Dtype::f32, r.e.data(), std::int64_t(r.x.size()), r.T};
-    const RowScale s = row_scale(view);
-    if (s.row_max == -kInf) continue;
-    const auto key = emulate_log_domain(r, s.eps, order, bf16, planted);
-    for (std::size_t i = 0; i < r.x.size(); ++i) {
-      const KeyBound b = bound_key(r.x[i], r.e[i], s, c);
-      if (r.x[i] != -kInf && !(b.key > 1e-300)) continue;  // the double key underflows (ERROR_MODEL.md)
-      ++t.keys;
-      if (!(b.lo <= key[i] && key[i] <= b.hi)) ++t.outside;
-      t.worst = std::max(t.worst, error_ratio(b, key[i]));
-    }
-  }
-  return t;
+  return check_keys(rows, c, [&](const Sample& r, float eps) { return emulate_log_domain(r, eps, order, bf16, planted); });
 }
 
 NumericsContract log_contract(ScalingOrder order, bool bf16) {
