@@ -140,7 +140,8 @@ race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
 }  // namespace
 
 void refuse_unknown_fields(const Fields& f, const std::vector<std::string>& other) {
-  for (const auto& [key, value] : f) {
+  for (const auto& entry : f) {
+    const std::string& key = entry.first;  // a named variable: clang 14 cannot capture a structured binding
     if (std::find(other.begin(), other.end(), key) != other.end()) continue;
     if (std::find_if(std::begin(kContractFieldNames), std::end(kContractFieldNames),
                      [&](const char* n) { return key == n; }) != std::end(kContractFieldNames))
