@@ -1,0 +1,129 @@
+#include "oracle/noise_streams.h"
+
+#include <Random123/philox.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "oracle/drawn_noise.h"
+
+namespace raceoracle::oracle {
+namespace {
+
+using Philox = r123::Philox4x32_R<10>;
+
+Philox::ctr_type philox(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2, std::uint32_t c3, std::uint32_t k0,
+                        std::uint32_t k1) {
+  return Philox{}(Philox::ctr_type{{c0, c1, c2, c3}}, Philox::key_type{{k0, k1}});
+}
+
+std::uint32_t lo(std::uint64_t v) { return std::uint32_t(v); }
+std::uint32_t hi(std::uint64_t v) { return std::uint32_t(v >> 32); }
+
+std::uint32_t curand_at(std::uint64_t seed, const race::CurandPosition& p, std::uint64_t offset) {
+  return curand_word(seed, p.subsequence, offset, p.call, p.lane);
+}
+
+}  // namespace
+
+std::uint32_t curand_word(std::uint64_t seed, std::uint64_t subsequence, std::uint64_t offset, std::uint64_t call, int lane) {
+  // curand_init: counter = (offset / 4, subsequence) as 128 bits, and offset % 4
+  // words of the first output already used; each curand4 call moves on by one counter.
+  const std::uint64_t skip = offset % 4 + std::uint64_t(lane);
+  const std::uint64_t low = offset / 4 + call + skip / 4;
+  const std::uint64_t high = subsequence + (low < offset / 4 ? 1 : 0);  // the carry out of the low 64 bits
+  return philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed))[skip % 4];
+}
+
+std::uint32_t triton_randint(std::uint64_t seed, std::uint64_t offset) {
+  return philox(lo(offset), hi(offset), 0, 0, lo(seed), hi(seed))[0];
+}
+
+std::uint32_t stream_word(const NoiseStream& s, const StreamPoint& p, std::int64_t id) {
+  const auto row = std::uint64_t(p.row), n = std::uint64_t(id);
+  switch (s.kind) {
+    case StreamKind::raceoracle_philox: return drawn_word(p.seed, p.offset, std::uint32_t(p.row), std::uint32_t(id));
+    case StreamKind::torch_exponential: {
+      const std::uint64_t numel = s.per_row ? std::uint64_t(p.vocab) : std::uint64_t(p.rows) * std::uint64_t(p.vocab);
+      const std::uint64_t li = s.per_row ? n : row * std::uint64_t(p.vocab) + n;
+      return curand_at(p.seed, race::torch_position(li, numel, s), p.offset);
+    }
+    case StreamKind::aiter_hiprand: return curand_at(p.seed, race::aiter_position(row, n), p.offset);
+    case StreamKind::flashinfer_curand:
+      return curand_at(p.seed, race::flashinfer_position(row, std::uint64_t(p.vocab), n), p.offset);
+    case StreamKind::vllm_triton: return triton_randint(triton_randint(p.seed, p.offset), n);
+  }
+  throw std::logic_error("stream_word: unknown stream");
+}
+
+float stream_uniform(const NoiseStream& s, std::uint32_t w) {
+  switch (s.kind) {
+    case StreamKind::raceoracle_philox: return race::uniform_of(w);
+    case StreamKind::torch_exponential:
+    case StreamKind::flashinfer_curand: return race::curand_uniform(w);
+    case StreamKind::aiter_hiprand: return race::rocrand_uniform(w);
+    case StreamKind::vllm_triton: return race::triton_uniform(w);
+  }
+  throw std::logic_error("stream_uniform: unknown stream");
+}
+
+double stream_noise_of_uniform(const NoiseStream& s, float u) {
+  switch (s.kind) {
+    case StreamKind::raceoracle_philox: return -std::log(double(u));
+    case StreamKind::torch_exponential:
+    case StreamKind::aiter_hiprand: return u >= race::kTorchUniformCap ? double(race::kTorchCapNoise) : -std::log(double(u));
+    case StreamKind::flashinfer_curand: return -std::log(double(u) * (1 - 0x1p-23));  // u (1 - 2^-23) < 1: E > 0
+    case StreamKind::vllm_triton: return -std::log(double(u) + 1e-20);                // u = 0 is reachable: E = 46.05
+  }
+  throw std::logic_error("stream_noise_of_uniform: unknown stream");
+}
+
+double stream_noise(const NoiseStream& s, const StreamPoint& p, std::int64_t id) {
+  return stream_noise_of_uniform(s, stream_uniform(s, stream_word(s, p, id)));
+}
+
+void stream_noise_row(const NoiseStream& s, const StreamPoint& p, float* out) {
+  if (s.kind == StreamKind::raceoracle_philox)
+    return drawn_noise_row(p.seed, p.offset, std::uint32_t(p.row), p.vocab, out);
+  for (std::int64_t i = 0; i < p.vocab; ++i) out[i] = float(stream_noise(s, p, i));
+}
+
+NoiseBound noise_bound(const NoiseStream& s) {
+  // A fast logf (CUDA __logf; assumed alike for AMD's and FlashInfer's log2
+  // approximations): within 2^-21.41 absolute for u in [1/2, 2] (E <= ln 2)
+  // and 3 ulps elsewhere (documented); measured on an H200 over every fp32 u
+  // in (0, 1]: 2^-22.45 and 3.34 ulps of log(u) (a result near a power of two
+  // counts ulps of the binade below), so 4 ulps. Plus 0.5 ulp for the oracle's
+  // rounding of E to fp32. A bf16 output rounds that once more: (1 + r)(1 + 2^-8) - 1
+  // relative, the absolute term times 1 + 2^-8 (oracle/ERROR_MODEL.md, "A replayed stream's transform").
+  constexpr double kFastLogAbs = 3.6e-7;  // >= 2^-21.41 = 3.5957e-7
+  constexpr double kFastLogUlp = 4.5, kBf16 = 0x1p-8;
+  const bool bf16 = s.dtype == race::Dtype::bf16;
+  const double fast_ulp = bf16 ? ((1 + kFastLogUlp * 0x1p-23) * (1 + kBf16) - 1) / 0x1p-23 : kFastLogUlp;
+  const double fast_abs = bf16 ? kFastLogAbs * (1 + kBf16) : kFastLogAbs;
+  switch (s.kind) {
+    case StreamKind::raceoracle_philox: return {race::kDrawnNoiseUlp, 0, 0};
+    case StreamKind::torch_exponential:
+    case StreamKind::aiter_hiprand:
+    case StreamKind::flashinfer_curand: return {fast_ulp, fast_abs, 0.6931471805599453 * (1 + 0x1p-20)};
+    case StreamKind::vllm_triton: return {0.5, 0, 0};  // E in float64 from an exact u: only the oracle's rounding
+  }
+  throw std::logic_error("noise_bound: unknown stream");
+}
+
+std::optional<StreamKind> stream_named(const std::string& name) {
+  for (const race::StreamInfo& i : race::kStreams)
+    if (name == i.name) return i.kind;
+  return std::nullopt;
+}
+
+std::string describe(const NoiseStream& s) {
+  std::string facts;
+  if (s.kind == StreamKind::torch_exponential)
+    facts = s.per_row ? "one generator per row" : fmt::format("one draw over the batch, {} SMs x {} threads", s.sm_count, s.threads_per_sm);
+  if (s.dtype == race::Dtype::bf16) facts += facts.empty() ? "bf16" : ", bf16";
+  return facts.empty() ? std::string(race::to_string(s.kind)) : fmt::format("{} ({})", race::to_string(s.kind), facts);
+}
+
+}  // namespace raceoracle::oracle

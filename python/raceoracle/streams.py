@@ -1,0 +1,103 @@
+"""The field's noise streams, replayed in numpy (docs/NOISE_STREAMS.md).
+
+The same streams as raceoracle's C++ oracle (race/noise_streams.h), for a
+sampler written in numpy that must draw what a GPU library draws, e.g. a
+CPU stand-in for vLLM's `q.exponential_(generator=g)`:
+
+    from raceoracle import streams
+    E = streams.torch_exponential(seed, offset, rows, vocab)        # float32 [rows, vocab]
+
+Uniform words are exact (checked word for word against fixtures drawn on
+an H200); E uses numpy's accurate log where the GPU uses the fast __logf,
+which stays within the transform's error bound the oracle allows.
+"""
+import numpy as np
+
+M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+W0, W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
+LO = np.uint64(0xFFFFFFFF)
+
+# torch 2.11's CUDA distribution kernels (ATen/native/cuda/DistributionTemplates.h)
+TORCH_BLOCK = 256
+TORCH_CALL_WORDS = 4
+
+
+def philox4x32(c0, c1, c2, c3, k0, k1, rounds=10):
+    """Philox-4x32-`rounds` of counters (c0..c3) and key (k0, k1), elementwise; four uint32 arrays."""
+    c = [np.asarray(x, dtype=np.uint64) & LO for x in (c0, c1, c2, c3)]
+    k0 = np.asarray(k0, dtype=np.uint64) & LO
+    k1 = np.asarray(k1, dtype=np.uint64) & LO
+    for r in range(rounds):
+        p0, p1 = M0 * c[0], M1 * c[2]
+        c = [((p1 >> np.uint64(32)) ^ c[1] ^ k0) & LO, p1 & LO, ((p0 >> np.uint64(32)) ^ c[3] ^ k1) & LO, p0 & LO]
+        if r + 1 < rounds:
+            k0 = (k0 + np.uint64(W0)) & LO
+            k1 = (k1 + np.uint64(W1)) & LO
+    return [x.astype(np.uint32) for x in c]
+
+
+def curand_words(seed, subsequence, offset, call):
+    """Words of call `call` after curand_init(seed, subsequence, offset) (offset a multiple of 4)."""
+    sub = np.asarray(subsequence, dtype=np.uint64)
+    ctr = np.uint64(offset // 4) + np.asarray(call, dtype=np.uint64)  # the low 64 bits: offset / 4 + call
+    carry = ctr < np.uint64(offset // 4)
+    hi = sub + carry.astype(np.uint64)
+    return philox4x32(ctr & LO, ctr >> np.uint64(32), hi & LO, hi >> np.uint64(32), np.uint64(seed) & LO,
+                      np.uint64(seed) >> np.uint64(32))
+
+
+def curand_uniform(w):
+    """cuRAND's float uniform in (0, 1]: fl(fl(w) 2^-32 + 2^-33)."""
+    return (np.asarray(w, dtype=np.uint32).astype(np.float32) * np.float32(2.0**-32)) + np.float32(2.0**-33)
+
+
+def torch_grid(numel, sm_count=132, max_threads_per_sm=2048):
+    """Threads of torch's grid-stride distribution kernel for `numel` elements."""
+    blocks = min((numel + TORCH_BLOCK - 1) // TORCH_BLOCK, sm_count * (max_threads_per_sm // TORCH_BLOCK))
+    return blocks * TORCH_BLOCK
+
+
+def torch_offset_advance(numel, sm_count=132, max_threads_per_sm=2048):
+    """How far one draw of `numel` elements advances the generator's offset."""
+    T = torch_grid(numel, sm_count, max_threads_per_sm)
+    return ((numel - 1) // (T * TORCH_CALL_WORDS) + 1) * TORCH_CALL_WORDS
+
+
+def torch_uniform(seed, offset, index, numel, sm_count=132, max_threads_per_sm=2048):
+    """The cuRAND uniform of linear element `index` of a tensor of `numel` elements drawn by torch's
+    uniform_/exponential_ with a CUDA generator at (seed, offset)."""
+    T = torch_grid(numel, sm_count, max_threads_per_sm)
+    li = np.asarray(index, dtype=np.int64)
+    call, lane, thread = li // (4 * T), (li % (4 * T)) // T, li % T
+    w = curand_words(seed, thread, offset, call)
+    word = np.choose(lane, w)
+    return curand_uniform(word)
+
+
+def exponential_of_uniform(u, dtype=np.float32):
+    """torch's transform: 2^-24 where u >= 1 - 2^-24 (its fast log would underflow), else -log(u);
+    numpy's accurate log, within the bound of the GPU's __logf (docs/NOISE_STREAMS.md)."""
+    u = np.asarray(u, dtype=np.float32)
+    with np.errstate(divide="ignore"):
+        e = np.where(u >= np.float32(1 - 2.0**-24), np.float32(2.0**-24), -np.log(u))
+    return e.astype(np.float32)
+
+
+def torch_exponential(seed, offset, rows, vocab, sm_count=132, max_threads_per_sm=2048):
+    """E of `torch.empty(rows, vocab).exponential_(generator=g)` with g at (seed, offset), float32."""
+    n = rows * vocab
+    u = torch_uniform(seed, offset, np.arange(n), n, sm_count, max_threads_per_sm)
+    return exponential_of_uniform(u).reshape(rows, vocab)
+
+
+def triton_randint(seed, offset):
+    """Triton's tl.randint(seed, offset) for an int32 offset: word 0 of Philox(key = seed, counter = (offset, 0, 0, 0))."""
+    s = np.uint64(seed)
+    return philox4x32(np.asarray(offset, dtype=np.int64).astype(np.uint32), 0, 0, 0, s & LO, s >> np.uint64(32))[0]
+
+
+def triton_uniform(w):
+    """Triton's uint_to_uniform_float: the word as int32, negatives x to -x - 1, times 4.6566127342e-10 (in [0, 1))."""
+    x = np.asarray(w, dtype=np.uint32).view(np.int32).astype(np.int64)
+    x = np.where(x < 0, -x - 1, x)
+    return x.astype(np.float32) * np.float32(4.6566127342e-10)
