@@ -17,6 +17,14 @@ double relative_error(double ulps) { return std::max(ulps, 0.5) * 0x1p-23; }
 
 double noise_error(const NumericsContract& c) { return c.noise_ulp > 0 ? c.noise_ulp * 0x1p-23 : 0.0; }
 
+double noise_abs_of(double noise, const NumericsContract& c) {
+  return c.noise_abs > 0 && noise <= c.noise_abs_below ? c.noise_abs : 0.0;
+}
+
+double den_low(double den, double noise, const NumericsContract& c) {
+  return den * (1 - kUnitRoundoff) * (1 - noise_error(c)) - noise_abs_of(noise, c);
+}
+
 double KeyBound::rho() const {
   if (key <= 0 || !std::isfinite(hi)) return kInf;
   return std::max(hi / key - 1.0, 1.0 - lo / key);
@@ -101,7 +109,9 @@ double absolute_error(double den, const RowScale& s, const NumericsContract& c) 
   // bf16 rounding and a normalising division may each flush once more.
   const double steps = rescale_steps(s, c);
   const double ops = 2 + std::max(steps - 1, 0.0) + (c.key_reciprocal ? 1 : 0) + (c.key_bf16 ? 1 : 0) + (c.normalises ? 1 : 0);
-  const double a = ops * kFlushThreshold * (1 + 1 / (den * (1 - kUnitRoundoff) * (1 - noise_error(c)))) * kSafety;
+  const double low = den_low(den, den - double(s.eps), c);
+  if (!(low > 0)) return kInf;  // the kernel's E + eps may reach 0
+  const double a = ops * kFlushThreshold * (1 + 1 / low) * kSafety;
   if (!c.normalises) return a;
   // The sampler ranks w / S: its flushes are S times larger in the key's units.
   // S is a sum of at most V terms, each at most 1 within the exp's and the
@@ -122,7 +132,18 @@ RoundingFactors key_factors(double x, float noise, const RowScale& s, const Nume
   const double delta = c.domain == race::KeyDomain::log ? log_score_error(x, noise, s, c) : exponent_error(x, s, c);
   // Beyond e^100 the interval says nothing, and the double key it multiplies may underflow.
   if (!(delta <= 100)) return {kInf, 0.0};
-  return {std::exp(delta) * f.up, std::exp(-delta) * f.down};
+  RoundingFactors out{std::exp(delta) * f.up, std::exp(-delta) * f.down};
+  // The log domain's row-wide factors leave the noise out (rounding_factors): its relative part here.
+  if (const double r = noise_error(c); c.domain == race::KeyDomain::log && r > 0) out = {out.up / (1 - r), out.down / (1 + r)};
+  // A fast log's absolute error a on a small E (oracle/ERROR_MODEL.md, "A replayed
+  // stream's transform"): den' >= den (1 - r) - a, den' <= den (1 + r) + a.
+  if (const double a = noise_abs_of(double(noise), c); a > 0) {
+    const double den = double(noise) + double(s.eps), r = noise_error(c);
+    const double low = den * (1 - r) - a;
+    out.up = low > 0 ? out.up * den * (1 - r) / low * kSafety : kInf;
+    out.down = out.down * den * (1 + r) / (den * (1 + r) + a) / kSafety;
+  }
+  return out;
 }
 
 double exact_key(double x, float noise, const RowScale& s) {

@@ -28,6 +28,8 @@ double ranking_key(double x, float noise, const RowScale& s) {
 RowBounds row_bounds(double min_x, const RowScale& s, const NumericsContract& c) {
   // The log domain's error depends on each id's noise: no row-wide factor (every id is bounded on its own).
   if (c.domain == race::KeyDomain::log) return {kInf, 0, 0};
+  // So does a replayed stream's fast log: its absolute error weighs by each id's E.
+  if (c.noise_abs > 0) return {kInf, 0, 0};
   const double delta_max = std::max(exponent_error(min_x, s, c), exponent_error(s.row_max, s, c));
   const bool overflow = c.order == ScalingOrder::pre && prescale_overflows(min_x, s);
   const RoundingFactors f = rounding_factors(s, c);

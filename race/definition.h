@@ -111,6 +111,11 @@ struct NumericsContract {
   /// error of -log(u), whose rounding to fp32 is the oracle's tensor: logf's
   /// ulps + 0.5 (docs/DRAWN_NOISE.md, "Accuracy").
   double noise_ulp = 0.0;
+  /// A replayed stream's fast log (oracle/noise_streams.h, NoiseBound): the
+  /// kernel's E may also lie `noise_abs` away from the oracle's where E <=
+  /// `noise_abs_below` (u >= 1/2). 0: no absolute term.
+  double noise_abs = 0.0;
+  double noise_abs_below = 0.0;
   /// Logit storage: informational, both widen exactly.
   Dtype logits = Dtype::bf16;
   /// How 1/t is applied: x * fl(1/t), two roundings (the kernels), or x / t, one.

@@ -14,7 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "oracle/noise_streams.h"
 #include "oracle/oracle.h"
+#include "protocol/safetensors.h"
 #include "race/bf16.h"
 #include "race/noise.h"
 
@@ -99,9 +101,12 @@ struct Tightness {
 /// `kernel_noise`: the E the emulated kernel divides by, when it is not the
 /// oracle's (drawn noise); empty: the oracle's.
 Tightness check(ScalingOrder order, const std::vector<Sample>& rows, int block_v, bool drop_rescale = false,
-                const std::vector<std::vector<float>>& kernel_noise = {}, double noise_ulp = 0) {
+                const std::vector<std::vector<float>>& kernel_noise = {}, double noise_ulp = 0,
+                const oracle::NoiseBound& fast_log = {}) {
   NumericsContract c = glibc_contract(order);
   c.noise_ulp = noise_ulp;
+  c.noise_abs = fast_log.abs;
+  c.noise_abs_below = fast_log.abs_below;
   Tightness t;
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const Sample& r = rows[k];
@@ -188,6 +193,52 @@ TEST(ErrorModel, DrawnNoiseTermCatchesAConversionEightUlpsOff) {
   // The term is 1.5 ulps of E, not a blanket: E eight fp32 steps high leaves it.
   const DrawnRows d = drawn(samples(100, race::kCiSeed + 2), 12, 8);
   EXPECT_GT(check(ScalingOrder::post, d.rows, 64, false, d.kernel_noise, 1.5).outside, 10u);
+}
+
+/// torch's stream as an H200 drew it: each row's oracle noise is the replayed
+/// E rounded to fp32, and the emulated kernel divides by the GPU's own E
+/// (__logf; tests/oracle/known_answers), `shift` more where E <= ln 2.
+DrawnRows torch_gpu_noise(std::vector<Sample> rows, double shift = 0) {
+  const auto f = protocol::read_safetensors(std::string(KNOWN_ANSWERS_DIR) + "/torch_cuda_exponential.safetensors");
+  std::vector<float> u, e;
+  for (const char* n : {"whole", "whole_small", "whole_offset", "row0", "row1", "row2"}) {
+    const auto a = f.require(std::string(n) + ".uniform").as_f32(), b = f.require(std::string(n) + ".exponential").as_f32();
+    u.insert(u.end(), a.begin(), a.end());
+    e.insert(e.end(), b.begin(), b.end());
+  }
+  const oracle::NoiseStream torch{race::StreamKind::torch_exponential};
+  DrawnRows d;
+  std::size_t k = 0;
+  for (Sample& r : rows) {
+    std::vector<float> mine(r.e.size());
+    for (std::size_t i = 0; i < r.e.size(); ++i, k = (k + 1) % u.size()) {
+      r.e[i] = float(oracle::stream_noise_of_uniform(torch, u[k] == 0.0f ? 1.0f : u[k]));
+      mine[i] = e[k] <= 0.6931472f ? float(double(e[k]) + shift) : e[k];
+    }
+    d.kernel_noise.push_back(std::move(mine));
+  }
+  d.rows = std::move(rows);
+  return d;
+}
+
+TEST(ErrorModel, ReplayedStreamsFastLogIsCoveredByItsBound) {
+  // The kernel's E from the GPU's __logf (about 84% of them differ from the
+  // replay's accurate log): the stream's bound (relative plus absolute below
+  // ln 2) keeps every key inside its interval, in both orders.
+  const oracle::NoiseBound b = oracle::noise_bound(oracle::NoiseStream{race::StreamKind::torch_exponential});
+  const DrawnRows d = torch_gpu_noise(samples(300, race::kCiSeed + 3));
+  for (ScalingOrder order : {ScalingOrder::post, ScalingOrder::pre}) {
+    const Tightness t = check(order, d.rows, 64, false, d.kernel_noise, b.ulp, b);
+    EXPECT_EQ(t.outside, 0u) << to_string(order);
+    EXPECT_GT(t.keys, 100000u);
+    std::printf("[tightness] torch stream's __logf E, %s-scale: %zu keys, 0 outside, worst actual/bound = %.3f\n",
+                to_string(order), t.keys, t.worst);
+  }
+  // The absolute term is needed: without it the same keys leave their interval.
+  EXPECT_GT(check(ScalingOrder::post, d.rows, 64, false, d.kernel_noise, b.ulp).outside, 0u);
+  // And it is no blanket: the GPU's E moved by twice the term leaves it.
+  const DrawnRows shifted = torch_gpu_noise(samples(100, race::kCiSeed + 4), 2 * b.abs);
+  EXPECT_GT(check(ScalingOrder::post, shifted.rows, 64, false, shifted.kernel_noise, b.ulp, b).outside, 100u);
 }
 
 TEST(ErrorModel, PreScaleBoundGrowsAsTemperatureFalls) {
