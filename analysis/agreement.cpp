@@ -52,8 +52,10 @@ std::vector<AgreementCell> run_agreement(const std::vector<const subject::Subjec
     const subject::Batch tensor = make_batch(s, s.seed + std::uint64_t(batch));
     subject::Batch drawn;  // the same rows drawing their noise, for a kernel that draws it
     for (std::size_t k = 0; k < ks.size(); ++k) {
-      if (subject::noise_of(*ks[k]) == race::NoiseSource::drawn && !drawn.drawn()) {
+      if (subject::noise_of(*ks[k]) == race::NoiseSource::drawn &&
+          (!drawn.drawn() || drawn.stream != subject::noise_stream_of(*ks[k]))) {
         drawn = tensor;
+        drawn.stream = subject::noise_stream_of(*ks[k]);
         drawn.draw_noise(s.seed + std::uint64_t(batch));
       }
       const subject::Batch& b = subject::noise_of(*ks[k]) == race::NoiseSource::drawn ? drawn : tensor;

@@ -1,5 +1,7 @@
 #include "protocol/contract_fields.h"
 
+#include "oracle/noise_streams.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -294,6 +296,58 @@ std::string describe_contract(const oracle::NumericsContract& c) {
                               c.key_reciprocal ? ", key w * (1 / (E + eps))" : "", c.key_bf16 ? ", bf16 keys" : "");
   for (const Deviation& d : deviations(c.conventions)) s += fmt::format("; {} {}", d.term, d.declared);
   return s;
+}
+
+namespace {
+constexpr const char* kStreamLayouts[] = {"tensor", "rows"};
+constexpr const char* kStreamDtypes[] = {"f32", "bf16"};  // race::Dtype's order
+}  // namespace
+
+std::optional<race::NoiseStream> parse_stream(const Fields& f) {
+  auto it = f.find("noise_stream");
+  if (it == f.end()) {
+    for (const char* k : kStreamFieldNames)
+      if (f.count(k)) throw std::invalid_argument(fmt::format("'{}' is given but no 'noise_stream'", k));
+    return std::nullopt;
+  }
+  race::NoiseStream s;
+  const std::optional<race::StreamKind> kind = oracle::stream_named(it->second);
+  if (!kind) {
+    std::string allowed;
+    for (const race::StreamInfo& i : race::kStreams) allowed += (allowed.empty() ? "'" : ", '") + std::string(i.name) + "'";
+    throw std::invalid_argument(fmt::format("'noise_stream' = '{}': must be one of {}", it->second, allowed));
+  }
+  s.kind = *kind;
+  const bool torch = s.kind == race::StreamKind::torch_exponential;
+  for (const char* k : {"stream_layout", "stream_sm_count", "stream_threads_per_sm"})
+    if (!torch && f.count(k))
+      throw std::invalid_argument(fmt::format("'{}' is given but only torch-cuda-exponential has a layout to choose", k));
+  s.per_row = word_field(f, "stream_layout", kStreamLayouts, 0) == 1;
+  s.dtype = race::Dtype(word_field(f, "stream_dtype", kStreamDtypes, 0));
+  s.sm_count = count_field(f, "stream_sm_count", s.sm_count);
+  s.threads_per_sm = count_field(f, "stream_threads_per_sm", s.threads_per_sm);
+  if (s.sm_count < 1 || s.threads_per_sm < race::kTorchBlock)
+    throw std::invalid_argument(fmt::format("a torch grid of {} SMs x {} threads cannot run a block of {}", s.sm_count,
+                                            s.threads_per_sm, race::kTorchBlock));
+  return s;
+}
+
+Fields stream_fields(const race::NoiseStream& s) {
+  Fields f{{"noise_stream", race::to_string(s.kind)}, {"stream_dtype", kStreamDtypes[int(s.dtype)]}};
+  if (s.kind == race::StreamKind::torch_exponential) {
+    f["stream_layout"] = kStreamLayouts[s.per_row ? 1 : 0];
+    f["stream_sm_count"] = std::to_string(s.sm_count);
+    f["stream_threads_per_sm"] = std::to_string(s.threads_per_sm);
+  }
+  return f;
+}
+
+oracle::NumericsContract with_stream_noise(oracle::NumericsContract c, const race::NoiseStream& s) {
+  const oracle::NoiseBound b = oracle::noise_bound(s);
+  c.noise_ulp = b.ulp;
+  c.noise_abs = b.abs;
+  c.noise_abs_below = b.abs_below;
+  return c;
 }
 
 float parse_float_field(const Fields& f, const std::string& key, float fallback) {

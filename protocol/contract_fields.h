@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "oracle/contract.h"
+#include "race/noise_streams.h"
 
 namespace raceoracle::protocol {
 
@@ -108,6 +109,21 @@ struct Deviation {
 };
 std::vector<Deviation> deviations(const race::Conventions& c);
 std::vector<std::string> describe_deviations(const race::Conventions& c);  ///< each one's describe()
+
+/// A drawn-noise stream as fields (race/noise_streams.h): `noise_stream` (a
+/// name of race::kStreams), `stream_layout` (torch: `tensor`, one draw over
+/// the batch, the default, or `rows`, one generator per row), `stream_dtype`
+/// (f32|bf16), `stream_sm_count` and `stream_threads_per_sm` (torch's grid;
+/// default 132 x 2048, the H100/H200's). No `noise_stream`: nullopt (noise
+/// tensors); a layout field without it is refused. Throws std::invalid_argument
+/// naming the field, the value and what is allowed.
+inline constexpr const char* kStreamFieldNames[] = {"noise_stream", "stream_layout", "stream_dtype", "stream_sm_count",
+                                                    "stream_threads_per_sm"};
+std::optional<race::NoiseStream> parse_stream(const Fields& fields);
+Fields stream_fields(const race::NoiseStream& s);
+/// The contract a sampler drawing from `s` is judged under: its noise terms
+/// are the stream's transform bound (oracle::noise_bound).
+oracle::NumericsContract with_stream_noise(oracle::NumericsContract c, const race::NoiseStream& s);
 
 /// A decimal float field: throws naming `key` unless it is a finite number.
 float parse_float_field(const Fields& fields, const std::string& key, float fallback);

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "oracle/error_model.h"
+#include "oracle/noise_streams.h"
 #include "protocol/contract_fields.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace raceoracle::protocol {
@@ -54,12 +58,19 @@ std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vecto
   const std::size_t esize = oracle::size_of(b.dtype), V = std::size_t(b.vocab);
   const std::int64_t noise_rows = b.noise_stride == 0 ? 1 : b.rows;
   data = {packed(b.storage(), b.rows, V * esize, std::size_t(b.logit_stride) * esize, scratch),
-          packed(b.noise.data(), noise_rows, V * 4, std::size_t(b.noise_stride) * 4, scratch),
           {b.temperatures.data(), std::size_t(b.rows) * 4}};
-  const std::vector<TensorRef> refs{
+  std::vector<TensorRef> refs{
       {"logits", b.dtype == oracle::Dtype::bf16 ? "BF16" : "F32", {b.rows, b.vocab}, data[0].data, data[0].bytes},
-      {"noise", "F32", {noise_rows, b.vocab}, data[1].data, data[1].bytes},
-      {"temperatures", "F32", {b.rows}, data[2].data, data[2].bytes}};
+      {"temperatures", "F32", {b.rows}, data[1].data, data[1].bytes}};
+  if (b.drawn()) {
+    data.push_back({b.seeds.data(), std::size_t(b.rows) * 8});
+    data.push_back({b.offsets.data(), std::size_t(b.rows) * 8});
+    refs.push_back({"seeds", "U64", {b.rows}, data[2].data, data[2].bytes});
+    refs.push_back({"offsets", "U64", {b.rows}, data[3].data, data[3].bytes});
+  } else {
+    data.push_back(packed(b.noise.data(), noise_rows, V * 4, std::size_t(b.noise_stride) * 4, scratch));
+    refs.push_back({"noise", "F32", {noise_rows, b.vocab}, data[2].data, data[2].bytes});
+  }
   return encode_header(refs, {{"type", "sample"},
                               {"id", std::to_string(id)},
                               {"eps", fmt::format("{:.9g}", b.eps)},
@@ -71,6 +82,7 @@ ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
   const SamplerHello h = start();
   name_ = h.name;
   contract_ = h.contract;
+  stream_ = h.stream;
 }
 
 ExternalSampler::~ExternalSampler() = default;
@@ -80,24 +92,30 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
   if (type != "hello")
     throw Breakdown(Breakdown::Kind::protocol,
                     "the sampler answered the handshake with a message of type '" + type + "', not 'hello'");
-  if (version != kProtocolVersion)
+  if (std::find(std::begin(kProtocolVersions), std::end(kProtocolVersions), version) == std::end(kProtocolVersions))
     throw Breakdown(Breakdown::Kind::protocol, fmt::format("the sampler speaks protocol version '{}'; this raceoracle "
-                                                           "speaks version {}",
+                                                           "speaks versions 1 and {}",
                                                            version, kProtocolVersion));
   const std::string name = field(reply, "name");
   if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
     throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
   try {
-    refuse_unknown_fields(reply.metadata, {"type", "protocol", "name"});
-    const oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
-    require_tensor_noise_exact(c);  // the protocol sends noise tensors
-    return {terminal_safe(name, true, 200), c};  // one line: the name heads rows of every report
+    std::vector<std::string> other{"type", "protocol", "name"};
+    other.insert(other.end(), std::begin(kStreamFieldNames), std::end(kStreamFieldNames));
+    refuse_unknown_fields(reply.metadata, other);
+    oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
+    require_tensor_noise_exact(c);  // its noise terms are its stream's, never declared
+    const std::optional<race::NoiseStream> stream = parse_stream(reply.metadata);
+    if (stream && version == "1")
+      throw std::invalid_argument("'noise_stream' needs protocol version 2 (version 1 sends noise tensors)");
+    if (stream) c = with_stream_noise(c, *stream);
+    return {terminal_safe(name, true, 200), c, stream};  // one line: the name heads rows of every report
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
   }
 }
 
-Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows) {
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab) {
   const std::string type = field(reply, "type"), got_id = field(reply, "id");
   auto violation = [](std::string what) { return Reply{Reply::Kind::violation, {}, std::move(what)}; };
   if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
@@ -114,6 +132,13 @@ Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows) 
   out.tokens.reserve(tokens.size());
   for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
     out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+  if (auto n = reply.tensors.find("noise"); n != reply.tensors.end()) {
+    if (n->second.dtype != "F32" && n->second.dtype != "BF16")
+      return violation("echoed noise dtype " + n->second.dtype + ", expected F32 or BF16");
+    if (n->second.shape != std::vector<std::int64_t>{rows, vocab})
+      return violation(fmt::format("echoed noise shape {}, expected [{}, {}]", shape_string(n->second.shape), rows, vocab));
+    out.noise = n->second.as_f32();
+  }
   return out;
 }
 
@@ -163,8 +188,34 @@ std::string ExternalSampler::replay_args() const {
   return s + override_flags(spec_.overrides) + (spec_.definition ? " --definition" : "");
 }
 
+std::string echo_mismatch(const subject::Batch& b, const std::vector<float>& echo, const oracle::NumericsContract& c) {
+  std::vector<float> row(std::size_t(b.vocab));
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    // The stream replayed afresh: a law may have written over a greedy row's noise.
+    if (b.drawn()) oracle::stream_noise_row(b.stream, {b.seeds[std::size_t(r)], b.offsets[std::size_t(r)], b.rows, b.vocab, r}, row.data());
+    else for (std::int64_t i = 0; i < b.vocab; ++i) row[std::size_t(i)] = b.e(r, i);
+    for (std::int64_t i = 0; i < b.vocab; ++i) {
+      const double want = row[std::size_t(i)], got = echo[std::size_t(r * b.vocab + i)];
+      const double allowed = c.noise_ulp * 0x1p-23 * want + oracle::noise_abs_of(want, c);
+      if (std::abs(got - want) <= allowed) continue;
+      const std::string from = b.drawn() ? fmt::format("{} (seed {}, offset {})", oracle::describe(b.stream), b.seeds[std::size_t(r)],
+                                                       b.offsets[std::size_t(r)])
+                                         : std::string("the request's noise tensor");
+      return fmt::format("row {} id {}: it echoes E = {:.9g}, {} gives {:.9g} (allowed {:.3g} apart)", r, i, got, from, want,
+                         allowed);
+    }
+  }
+  return {};
+}
+
 subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::RunOptions&) const {
   subject::KernelRun out;
+  if (stream_ && (!b.drawn() || b.stream != *stream_)) {
+    out.status = kernels::Status::error(fmt::format("the sampler draws {} but this batch carries {}: it cannot be judged on it",
+                                                    oracle::describe(*stream_),
+                                                    b.drawn() ? oracle::describe(b.stream) : std::string("a noise tensor")));
+    return out;
+  }
   auto broke = [&](const std::string& why) {
     breakdown_ = last_breakdown_ = why;
     out.status = kernels::Status::error(why);
@@ -181,7 +232,7 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
     std::vector<std::vector<unsigned char>> scratch;
     const std::string header = encode_request(b, id, data, scratch);
     const Safetensors reply = channel_->exchange(header, data, spec_.timeout_s);
-    const Reply r = read_reply(reply, id, b.rows);
+    const Reply r = read_reply(reply, id, b.rows, b.vocab);
     if (r.kind == Reply::Kind::violation) {
       std::string why = fmt::format("the sampler broke the protocol: {} (request id {})", r.message, id);
       if (const std::string tail = channel_->stderr_tail(); !tail.empty())
@@ -195,6 +246,10 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
       return out;
     }
     out.tokens = r.tokens;
+    if (!r.noise.empty()) {
+      if (const std::string bad = echo_mismatch(b, r.noise, contract_); !bad.empty())
+        out.status = kernels::Status::error("the noise the sampler echoes is not what it declared: " + bad);
+    }
   } catch (const Breakdown& e) {
     channel_.reset();
     return broke(fmt::format("the sampler {}: {}", to_string(e.kind), e.what()));

@@ -14,12 +14,16 @@
 
 namespace raceoracle::protocol {
 
-inline constexpr const char* kProtocolVersion = "1";
+/// Version 2 adds drawn-noise streams (a hello's `noise_stream`, a request's
+/// `seeds` and `offsets`, a reply's echoed `noise`); version 1 is still served.
+inline constexpr const char* kProtocolVersion = "2";
+inline constexpr const char* kProtocolVersions[] = {"1", "2"};
 
 /// A hello reply, read: the sampler's name and its contract.
 struct SamplerHello {
   std::string name;
-  oracle::NumericsContract contract;
+  oracle::NumericsContract contract;  ///< with the stream's noise terms when it draws
+  std::optional<race::NoiseStream> stream;
 };
 /// Reads the handshake's reply, `overrides` applied to the contract. Throws
 /// Breakdown (kind protocol) for a reply that is no hello of this protocol
@@ -34,8 +38,9 @@ struct Reply {
   enum class Kind { tokens, error, violation } kind = Kind::violation;
   std::vector<std::int32_t> tokens;
   std::string message;  ///< error: the sampler's message; violation: what is wrong
+  std::vector<float> noise;  ///< the noise it echoes having drawn ([rows, V] F32 or BF16), when it does
 };
-Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows);
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab);
 
 /// How to reach a sampler: the command line's `--sampler`, `--sampler-fds`,
 /// `--sampler-timeout` and the contract overrides.
@@ -62,6 +67,7 @@ class ExternalSampler final : public subject::Subject {
   const std::string& name() const override { return name_; }
   oracle::NumericsContract contract() const override;
   race::Conventions declared_conventions() const override { return contract_.conventions; }
+  std::optional<race::NoiseStream> noise_stream() const override { return stream_; }
   const kernels::Kernel* kernel() const override { return nullptr; }
   subject::KernelRun run(const subject::Batch& b, const kernels::RunOptions& o = {}) const override;
   std::string take_breakdown() const override;
@@ -75,6 +81,7 @@ class ExternalSampler final : public subject::Subject {
   SamplerSpec spec_;
   std::string name_;
   oracle::NumericsContract contract_;
+  std::optional<race::NoiseStream> stream_;
   mutable std::unique_ptr<Channel> channel_;
   mutable std::string breakdown_, last_breakdown_;
   mutable std::uint64_t next_id_ = 1;
@@ -82,7 +89,8 @@ class ExternalSampler final : public subject::Subject {
 };
 
 /// The request message for `b` (rows packed): header bytes and data pieces,
-/// which point into `b` or into `scratch`.
+/// which point into `b` or into `scratch`. Drawn noise goes as `seeds` and
+/// `offsets` [rows] U64 in place of the `noise` tensor.
 std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
                            std::vector<std::vector<unsigned char>>& scratch);
 
@@ -94,5 +102,9 @@ std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vecto
 /// `max` bytes, then "...".
 std::string terminal_safe(const std::string& s, bool one_line, std::size_t max = 4096);
 std::string shell_quote(const std::string& s);
+
+/// The first id whose echoed noise lies outside the stream's transform bound
+/// around `b`'s (the oracle's replay), described; empty when all lie inside.
+std::string echo_mismatch(const subject::Batch& b, const std::vector<float>& echo, const oracle::NumericsContract& c);
 
 }  // namespace raceoracle::protocol

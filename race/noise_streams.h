@@ -64,6 +64,11 @@ struct NoiseStream {
   constexpr bool whole_tensor() const { return kind == StreamKind::torch_exponential && !per_row; }
 };
 
+/// An offset the stream's generator can hold: torch's advance by 4 words at a time.
+constexpr std::uint64_t stream_offset(const NoiseStream& s, std::uint64_t offset) {
+  return s.kind == StreamKind::torch_exponential ? offset & ~std::uint64_t(3) : offset;
+}
+
 // ---- uniforms: a word to fp32, as each library computes it -------------------------------------
 
 /// cuRAND's curand_uniform: fl(fl(w) 2^-32 + 2^-33), in (0, 1]; 1 for w >= 2^32 - 128.

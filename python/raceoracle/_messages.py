@@ -9,13 +9,14 @@ import struct
 
 import numpy as np
 
-PROTOCOL_VERSION = "1"
+PROTOCOL_VERSION = "2"
 
 _NUMPY = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "I32": np.int32, "I64": np.int64,
-          "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16}
+          "I16": np.int16, "I8": np.int8, "U8": np.uint8, "BOOL": np.bool_, "BF16": np.uint16, "U64": np.uint64}
 _NAMES = {np.dtype(np.float32): "F32", np.dtype(np.float64): "F64", np.dtype(np.float16): "F16",
           np.dtype(np.int32): "I32", np.dtype(np.int64): "I64", np.dtype(np.int16): "I16",
-          np.dtype(np.int8): "I8", np.dtype(np.uint8): "U8", np.dtype(np.bool_): "BOOL"}
+          np.dtype(np.int8): "I8", np.dtype(np.uint8): "U8", np.dtype(np.bool_): "BOOL",
+          np.dtype(np.uint64): "U64"}
 MAX_HEADER_BYTES = 1 << 20
 
 

@@ -6,6 +6,7 @@ import traceback
 import numpy as np
 
 from . import _messages as m
+from . import streams as _streams
 
 
 _CONVENTION_WORDS = {
@@ -17,12 +18,18 @@ _CONVENTION_WORDS = {
     "key_dtype": ("f32", "bf16"),
     "normalise": ("none", "sum"),
     "key_domain": ("ratio", "log"),
+    "noise_stream": ("torch-cuda-exponential", "vllm-triton-gumbel", "aiter-hiprand", "flashinfer-curand",
+                     "raceoracle-philox"),
+    "stream_layout": ("tensor", "rows"),
+    "stream_dtype": ("f32", "bf16"),
 }
 
 
 def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, scale_op=None, key_op=None,
                     key_dtype=None, rescales=None, online_ids=None, normalise=None, key_domain=None, log_ulp=None,
-                    greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None):
+                    greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
+                    noise_stream=None, stream_layout=None, stream_dtype=None, stream_sm_count=None,
+                    stream_threads_per_sm=None):
     """The contract terms and conventions a sampler declares, as protocol
     fields. A term left None is not sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
@@ -36,7 +43,13 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     x / t - log(E + eps), with log_ulp).
     Conventions (docs/CONVENTIONS.md): greedy_rule "zero" (T == 0) or "below"
     (T < greedy_below); eps_rule "none" (key = p / E) or "fixed" (eps_fixed of
-    its own); nan_logits "out_of_contract". Each is reported as a deviation."""
+    its own); nan_logits "out_of_contract". Each is reported as a deviation.
+    Drawn noise (docs/NOISE_STREAMS.md): noise_stream names the stream the
+    sampler draws from itself; fn then gets a streams.Draws (seeds, offsets,
+    a torch generator, a numpy replay) in place of the noise tensor, and may
+    return (tokens, noise) to echo what it drew. stream_layout "rows" (torch:
+    one generator per row), stream_dtype "bf16", stream_sm_count and
+    stream_threads_per_sm (torch's grid, default 132 x 2048)."""
     fields = {}
     if scaling_order is not None:
         if scaling_order not in ("post", "pre"):
@@ -51,14 +64,16 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
         if int(stages) not in (1, 2):
             raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
         fields["stages"] = str(int(stages))
-    for key, v in (("rescales", rescales), ("online_ids", online_ids)):
+    for key, v in (("rescales", rescales), ("online_ids", online_ids), ("stream_sm_count", stream_sm_count),
+                   ("stream_threads_per_sm", stream_threads_per_sm)):
         if v is not None:
             if int(v) != v or int(v) < 0:
                 raise ValueError("%s must be a whole number >= 0, got %r" % (key, v))
             fields[key] = str(int(v))
     for key, v in (("scale_op", scale_op), ("key_op", key_op), ("key_dtype", key_dtype), ("normalise", normalise),
                    ("key_domain", key_domain), ("greedy_rule", greedy_rule), ("eps_rule", eps_rule),
-                   ("nan_logits", nan_logits)):
+                   ("nan_logits", nan_logits), ("noise_stream", noise_stream), ("stream_layout", stream_layout),
+                   ("stream_dtype", stream_dtype)):
         if v is not None:
             if v not in _CONVENTION_WORDS[key]:
                 raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
@@ -80,7 +95,7 @@ def _torch_inputs(tensors, device):
             x = torch.from_numpy(m.as_numpy(tensors[name]))
         return x.reshape(shape).to(device)
 
-    return t("logits"), t("noise"), t("temperatures")
+    return t("logits"), (t("noise") if "noise" in tensors else None), t("temperatures")
 
 
 class _Widened:
@@ -133,9 +148,18 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
                 logits, noise, temps = _torch_inputs(inputs, device)
             else:
                 logits = widened.logits(inputs["logits"])
-                noise, temps = m.as_numpy(inputs["noise"]), m.as_numpy(inputs["temperatures"])
-            tokens = _numpy_tokens(fn(logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"])))
-            m.write_message(write_fd, {"tokens": tokens}, {"type": "tokens", "id": rid})
+                noise = m.as_numpy(inputs["noise"]) if "noise" in inputs else None
+                temps = m.as_numpy(inputs["temperatures"])
+            if "seeds" in inputs:  # a drawn-noise request: the sampler draws from its declared stream
+                noise = _streams.Draws(fields, m.as_numpy(inputs["seeds"]), m.as_numpy(inputs["offsets"]),
+                                       inputs["logits"][1][1])
+            out = fn(logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"]))
+            tensors_out = {}
+            if isinstance(out, tuple):  # (tokens, the noise it drew): raceoracle checks the echo against the stream
+                out, echo = out
+                tensors_out["noise"] = np.ascontiguousarray(_numpy_tokens(echo), dtype=np.float32)
+            tensors_out["tokens"] = _numpy_tokens(out)
+            m.write_message(write_fd, tensors_out, {"type": "tokens", "id": rid})
             logits = noise = temps = tokens = None
         except Exception as e:  # the sampler raised on these inputs: an answer raceoracle reports
             traceback.print_exc(file=sys.stderr)

@@ -101,3 +101,79 @@ def triton_uniform(w):
     x = np.asarray(w, dtype=np.uint32).view(np.int32).astype(np.int64)
     x = np.where(x < 0, -x - 1, x)
     return x.astype(np.float32) * np.float32(4.6566127342e-10)
+
+
+def triton_gumbel_noise(seeds, positions, vocab):
+    """E of vLLM Model Runner V2's gumbel_sample: u = tl.rand(tl.randint(seed, position), id), E = -log(u + 1e-20)
+    in float64 (its Gumbel g is -log(E + 1e-20)), float32 [rows, vocab]."""
+    ids = np.arange(vocab, dtype=np.int64)
+    out = np.empty((len(seeds), vocab), np.float32)
+    for r, (s, p) in enumerate(zip(seeds, positions)):
+        g = triton_randint64(int(s), int(p))
+        u = triton_uniform(triton_randint(int(g), ids)).astype(np.float64)
+        out[r] = -np.log(u + 1e-20)
+    return out
+
+
+def triton_randint64(seed, offset):
+    """tl.randint(seed, offset) for a 64-bit offset: counter (offset lo, offset hi, 0, 0)."""
+    s, o = np.uint64(seed), np.uint64(offset)
+    return philox4x32(o & LO, o >> np.uint64(32), 0, 0, s & LO, s >> np.uint64(32))[0]
+
+
+STREAM_FIELDS = ("noise_stream", "stream_layout", "stream_dtype", "stream_sm_count", "stream_threads_per_sm")
+
+
+class Draws:
+    """What fn gets in place of the noise tensor when its sampler declares a
+    noise stream (docs/SAMPLER_PROTOCOL.md, version 2): each row's seed and
+    offset, chosen by raceoracle, and the means to draw from them.
+
+        g = draws.generator(row)          # torch.Generator(device) at (seeds[row], offsets[row])
+        E = draws.noise()                 # the stream replayed in numpy, float32 [rows, vocab]
+
+    For torch-cuda-exponential with stream_layout "tensor" every row holds the
+    same seed and offset: one draw over the whole [rows, vocab] tensor, e.g.
+    `q.exponential_(generator=draws.generator())`.
+    """
+
+    def __init__(self, fields, seeds, offsets, vocab):
+        self.stream = fields.get("noise_stream")
+        self.per_row = fields.get("stream_layout", "tensor") == "rows"
+        self.dtype = fields.get("stream_dtype", "f32")
+        self.sm_count = int(fields.get("stream_sm_count", 132))
+        self.threads_per_sm = int(fields.get("stream_threads_per_sm", 2048))
+        self.seeds = np.asarray(seeds, dtype=np.uint64)
+        self.offsets = np.asarray(offsets, dtype=np.uint64)
+        self.vocab = int(vocab)
+
+    def __len__(self):
+        return len(self.seeds)
+
+    def generator(self, row=0, device="cuda"):
+        """A torch.Generator on `device` at row `row`'s seed and offset (torch keeps seeds as signed 64-bit)."""
+        import torch
+        g = torch.Generator(device=device)
+        g.manual_seed(int(self.seeds[row]))
+        g.set_offset(int(self.offsets[row]))
+        return g
+
+    def noise(self):
+        """The declared stream replayed in numpy (uniform words exact, accurate log), float32 [rows, vocab]."""
+        rows = len(self.seeds)
+        if self.stream == "torch-cuda-exponential":
+            if not self.per_row:
+                e = torch_exponential(int(self.seeds[0]), int(self.offsets[0]), rows, self.vocab, self.sm_count,
+                                      self.threads_per_sm)
+            else:
+                e = np.stack([torch_exponential(int(s), int(o), 1, self.vocab)[0] for s, o in zip(self.seeds, self.offsets)])
+            return _round_bf16(e) if self.dtype == "bf16" else e
+        if self.stream == "vllm-triton-gumbel":
+            return triton_gumbel_noise(self.seeds, self.offsets, self.vocab)
+        raise NotImplementedError("no numpy replay of %r yet: draw it with the library itself" % (self.stream,))
+
+
+def _round_bf16(x):
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    b = (b + np.uint64(0x7FFF) + ((b >> np.uint64(16)) & np.uint64(1))) >> np.uint64(16)
+    return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
