@@ -18,7 +18,7 @@ double relative_error(double ulps) { return std::max(ulps, 0.5) * 0x1p-23; }
 double noise_error(const NumericsContract& c) { return c.noise_ulp > 0 ? c.noise_ulp * 0x1p-23 : 0.0; }
 
 double noise_abs_of(double noise, const NumericsContract& c) {
-  return c.noise_abs > 0 && noise <= c.noise_abs_below ? c.noise_abs : 0.0;
+  return c.noise_abs > 0 && noise > c.noise_abs_above && noise <= c.noise_abs_below ? c.noise_abs : 0.0;
 }
 
 double den_low(double den, double noise, const NumericsContract& c) {

@@ -17,7 +17,7 @@ inline constexpr double kBf16Max = 0x1.fep+127;      ///< the largest finite bf1
 double relative_error(double ulps);
 /// Relative error of the kernel's E against the oracle's noise (contract.noise_ulp; 0 when read).
 double noise_error(const NumericsContract& c);
-/// The absolute part of that error for an E of `noise` (contract.noise_abs where E <= noise_abs_below).
+/// The absolute part of that error for an E of `noise` (contract.noise_abs where noise_abs_above < E <= noise_abs_below).
 double noise_abs_of(double noise, const NumericsContract& c);
 /// A lower bound on the kernel's fl(E' + eps) for the oracle's den = E + eps (<= 0: it may reach 0).
 double den_low(double den, double noise, const NumericsContract& c);

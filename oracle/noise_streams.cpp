@@ -103,11 +103,11 @@ NoiseBound noise_bound(const NoiseStream& s) {
   const double fast_ulp = bf16 ? ((1 + kFastLogUlp * 0x1p-23) * (1 + kBf16) - 1) / 0x1p-23 : kFastLogUlp;
   const double fast_abs = bf16 ? kFastLogAbs * (1 + kBf16) : kFastLogAbs;
   switch (s.kind) {
-    case StreamKind::raceoracle_philox: return {race::kDrawnNoiseUlp, 0, 0};
+    case StreamKind::raceoracle_philox: return {race::kDrawnNoiseUlp, 0, 0, 0};
     case StreamKind::torch_exponential:
     case StreamKind::aiter_hiprand:
-    case StreamKind::flashinfer_curand: return {fast_ulp, fast_abs, 0.6931471805599453 * (1 + 0x1p-20)};
-    case StreamKind::vllm_triton: return {0.5, 0, 0};  // E in float64 from an exact u: only the oracle's rounding
+    case StreamKind::flashinfer_curand: return {fast_ulp, fast_abs, double(race::kTorchCapNoise), 0.6931471805599453 * (1 + 0x1p-20)};
+    case StreamKind::vllm_triton: return {0.5, 0, 0, 0};  // E in float64 from an exact u: only the oracle's rounding
   }
   throw std::logic_error("noise_bound: unknown stream");
 }

@@ -42,11 +42,11 @@ std::uint32_t curand_word(std::uint64_t seed, std::uint64_t subsequence, std::ui
 std::uint32_t triton_randint(std::uint64_t seed, std::uint64_t offset);
 
 /// How far the kernel's E may lie from the oracle's fp32 E: relative `ulp`
-/// (ulps of E, 2^-23 each) everywhere, plus `abs` where E <= `abs_below`
-/// (a fast log's absolute error for u >= 1/2). Derived in oracle/ERROR_MODEL.md,
-/// "A replayed stream's transform".
+/// (ulps of E, 2^-23 each) everywhere, plus `abs` where `abs_above` < E <=
+/// `abs_below` (a fast log's absolute error for u >= 1/2; the cap 2^-24 below
+/// it is set exactly). Derived in oracle/ERROR_MODEL.md, "A replayed stream's transform".
 struct NoiseBound {
-  double ulp = 0, abs = 0, abs_below = 0;
+  double ulp = 0, abs = 0, abs_above = 0, abs_below = 0;
 };
 NoiseBound noise_bound(const NoiseStream& s);
 

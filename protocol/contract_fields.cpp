@@ -346,6 +346,7 @@ oracle::NumericsContract with_stream_noise(oracle::NumericsContract c, const rac
   const oracle::NoiseBound b = oracle::noise_bound(s);
   c.noise_ulp = b.ulp;
   c.noise_abs = b.abs;
+  c.noise_abs_above = b.abs_above;
   c.noise_abs_below = b.abs_below;
   return c;
 }

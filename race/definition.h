@@ -112,10 +112,11 @@ struct NumericsContract {
   /// ulps + 0.5 (docs/DRAWN_NOISE.md, "Accuracy").
   double noise_ulp = 0.0;
   /// A replayed stream's fast log (oracle/noise_streams.h, NoiseBound): the
-  /// kernel's E may also lie `noise_abs` away from the oracle's where E <=
-  /// `noise_abs_below` (u >= 1/2). 0: no absolute term.
+  /// kernel's E may also lie `noise_abs` away from the oracle's where
+  /// `noise_abs_above` < E <= `noise_abs_below` (u >= 1/2, the cap excluded:
+  /// torch's 2^-24 is set, not computed). 0: no absolute term.
   double noise_abs = 0.0;
-  double noise_abs_below = 0.0;
+  double noise_abs_above = 0.0, noise_abs_below = 0.0;
   /// Logit storage: informational, both widen exactly.
   Dtype logits = Dtype::bf16;
   /// How 1/t is applied: x * fl(1/t), two roundings (the kernels), or x / t, one.

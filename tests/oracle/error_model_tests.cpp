@@ -106,6 +106,7 @@ Tightness check(ScalingOrder order, const std::vector<Sample>& rows, int block_v
   NumericsContract c = glibc_contract(order);
   c.noise_ulp = noise_ulp;
   c.noise_abs = fast_log.abs;
+  c.noise_abs_above = fast_log.abs_above;
   c.noise_abs_below = fast_log.abs_below;
   Tightness t;
   for (std::size_t k = 0; k < rows.size(); ++k) {

@@ -31,7 +31,8 @@ std::vector<T> raw(const protocol::Tensor& t) {
 
 /// |got - E| against the bound of a kernel's E, E the oracle's fp32 noise; the ratio (<= 1: inside).
 double bound_ratio(const NoiseBound& b, float oracle_e, double got) {
-  const double allowed = b.ulp * 0x1p-23 * double(oracle_e) + (double(oracle_e) <= b.abs_below ? b.abs : 0.0);
+  const double e = double(oracle_e);
+  const double allowed = b.ulp * 0x1p-23 * e + (e > b.abs_above && e <= b.abs_below ? b.abs : 0.0);
   return std::abs(got - double(oracle_e)) / allowed;
 }
 
