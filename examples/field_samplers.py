@@ -24,6 +24,15 @@ judges it by what it does and reports where that departs from SPEC §1:
   in bf16; SPEC §1's conventions. Declared: key_domain log, key_dtype bf16.
 - bf16-log-domain-declared-f32: the same race declaring fp32 arithmetic: a
   contract that does not describe it, which raceoracle fails.
+- vllm-v1-drawn (CUDA only): vllm-v1 drawing its own noise as vLLM V1 does,
+  `q.exponential_(generator=g)` inside the sampler, g at the seed and offset
+  raceoracle hands it; declares noise_stream torch-cuda-exponential and echoes q.
+- mrv2-triton-gumbel (CUDA only): Model Runner V2's gumbel_sample as a Triton
+  kernel: g = -log(-log(tl.rand(tl.randint(seed, pos), id) + 1e-20) + 1e-20)
+  in float64, argmax of x / T + g per block, then across blocks; declares
+  noise_stream vllm-triton-gumbel (the offset is the position). T is clamped
+  at 1e-5 before the kernel, as SPEC §1 does; vLLM divides by T unclamped, a
+  convention raceoracle does not model.
 """
 import os
 import sys
@@ -66,6 +75,53 @@ def bf16_log_domain(logits, noise, temperatures, eps, greedy_eps):
     return torch.where(greedy, x.argmax(dim=-1), scores.argmax(dim=-1))
 
 
+def vllm_v1_drawn(logits, draws, temperatures, eps, greedy_eps):
+    if logits.device.type != "cuda":
+        raise RuntimeError("vllm-v1-drawn draws torch's CUDA stream: run it with DEVICE cuda")
+    x = logits.float()
+    greedy = temperatures < _SAMPLING_EPS
+    t = torch.where(greedy, torch.ones_like(temperatures), temperatures)
+    probs = torch.softmax(x / t.unsqueeze(1), dim=-1)
+    q = torch.empty_like(probs)
+    q.exponential_(generator=draws.generator(0, device=x.device))  # one draw over the batch, as vLLM V1
+    sampled = probs.div(q).argmax(dim=-1)
+    return torch.where(greedy, x.argmax(dim=-1), sampled), q
+
+
+def mrv2_triton_gumbel(logits, draws, temperatures, eps, greedy_eps):
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def gumbel_block(logits_ptr, V, seeds_ptr, pos_ptr, temp_ptr, idx_ptr, val_ptr, NB, BLOCK: tl.constexpr):
+        r = tl.program_id(0)
+        b = tl.program_id(1)
+        offs = b * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < V
+        x = tl.load(logits_ptr + r * V + offs, mask=mask, other=float("-inf")).to(tl.float32)
+        t = tl.load(temp_ptr + r)
+        if t != 0.0:
+            gs = tl.randint(tl.load(seeds_ptr + r), tl.load(pos_ptr + r))
+            u = tl.rand(gs, offs).to(tl.float64)
+            g = (-tl.log(-tl.log(u + 1e-20) + 1e-20)).to(tl.float32)
+            x = tl.where(mask, x / t + g, float("-inf"))
+        tl.store(idx_ptr + r * NB + b, b * BLOCK + tl.argmax(x, axis=0))
+        tl.store(val_ptr + r * NB + b, tl.max(x, axis=0))
+
+    if logits.device.type != "cuda":
+        raise RuntimeError("mrv2-triton-gumbel is a Triton kernel: run it with DEVICE cuda")
+    rows, V = logits.shape
+    BLOCK = 1024
+    nb = triton.cdiv(V, BLOCK)
+    seeds = torch.from_numpy(draws.seeds.view("int64")).to(logits.device)
+    pos = torch.from_numpy(draws.offsets.view("int64")).to(logits.device)
+    t = torch.where(temperatures == 0, temperatures, temperatures.clamp_min(1e-5)).contiguous()
+    idx = torch.empty(rows, nb, dtype=torch.int64, device=logits.device)
+    val = torch.empty(rows, nb, dtype=torch.float32, device=logits.device)
+    gumbel_block[(rows, nb)](logits.contiguous(), V, seeds, pos, t, idx, val, nb, BLOCK=BLOCK)
+    return idx.gather(1, val.argmax(dim=1, keepdim=True)).squeeze(1)
+
+
 _LOG_DOMAIN = dict(scaling_order="pre", scale_op="divide", div_ulp=2, key_domain="log", log_ulp=1)
 
 # x / T before the max is taken (pre-scale); torch's softmax divides by the sum
@@ -79,6 +135,11 @@ SAMPLERS = {
                                                   nan_logits="out_of_contract")),
     "bf16-log-domain": (bf16_log_domain, dict(_LOG_DOMAIN, key_dtype="bf16")),
     "bf16-log-domain-declared-f32": (bf16_log_domain, _LOG_DOMAIN),
+    "vllm-v1-drawn": (vllm_v1_drawn, dict(CONTRACT, stages=1, normalise="sum", scale_op="divide", greedy_rule="below",
+                                          greedy_below=_SAMPLING_EPS, eps_rule="none", nan_logits="out_of_contract",
+                                          noise_stream="torch-cuda-exponential")),
+    "mrv2-triton-gumbel": (mrv2_triton_gumbel, dict(_LOG_DOMAIN, eps_rule="fixed", eps_fixed=1e-20, greedy_rule="zero",
+                                                    nan_logits="out_of_contract", noise_stream="vllm-triton-gumbel")),
 }
 
 if __name__ == "__main__":
