@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "fixtures/llm_like.h"
+#include "oracle/noise_streams.h"
 #include "oracle/oracle.h"
 #include "oracle/reference.h"
 
@@ -34,6 +35,25 @@ void BM_DecideBatch(benchmark::State& state) {
 // rows, threads, T x 100 (0 = greedy)
 BENCHMARK(BM_DecideBatch)->Args({256, 2, 100})->Args({256, 1, 100})->Args({256, 2, 0})->Args({16, 2, 70})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// Replaying a noise stream (oracle/noise_streams.h) over 256 x 163840 on 2
+/// threads: 0 raceoracle-philox, 1 torch's one draw over the batch, 2 torch
+/// with a generator per row.
+void BM_StreamReplay(benchmark::State& state) {
+  const std::int64_t rows = 256, vocab = 163840;
+  ro::NoiseStream s;
+  if (state.range(0) > 0) s.kind = ro::StreamKind::torch_exponential, s.per_row = state.range(0) == 2;
+  std::vector<std::uint64_t> seeds(rows, 0x123456789abcdefull), offsets(rows, 4 * 1000);
+  if (s.kind == ro::StreamKind::raceoracle_philox || s.per_row)
+    for (std::int64_t r = 0; r < rows; ++r) seeds[std::size_t(r)] += std::uint64_t(r);
+  std::vector<float> out(std::size_t(rows * vocab));
+  for (auto _ : state) {
+    ro::stream_noise_batch(s, seeds.data(), offsets.data(), rows, vocab, out.data(), vocab, 2);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * rows * vocab);
+}
+BENCHMARK(BM_StreamReplay)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 /// The reference path (every id's float64 key) on one thread: the ratio to
 /// BM_DecideBatch/256/1/100 is what the screen buys.

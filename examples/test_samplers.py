@@ -93,3 +93,35 @@ def test_verify_names_a_bad_input():
     with pytest.raises(ValueError, match="noise must be"):
         raceoracle.verify(np.zeros((2, 5), np.float32), np.ones((3, 5), np.float32), np.ones(2, np.float32),
                           np.zeros(2, np.int64))
+
+
+def test_a_sampler_drawing_its_own_noise():
+    # It declares torch's CUDA stream; fn gets the seeds and offsets (a streams.Draws) and draws itself.
+    import stream_samplers
+    raceoracle.check(stream_samplers.torch_exponential, agreement=False, **numpy_race_sampler.CONTRACT,
+                     **stream_samplers.TENSOR)
+
+
+def test_the_numpy_streams_replay_the_known_answers():
+    # The words drawn by torch on an H200 (tests/oracle/known_answers), replayed by raceoracle.streams.
+    import json
+    import os
+    import struct
+    from raceoracle import streams
+    path = os.path.join(os.path.dirname(__file__), "..", "tests", "oracle", "known_answers",
+                        "torch_cuda_exponential.safetensors")
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    meta = header.pop("__metadata__")
+
+    def tensor(name, dtype):
+        a, b = header[name]["data_offsets"]
+        return np.frombuffer(raw[8 + n + a:8 + n + b], dtype)
+
+    for case in ("whole", "whole_small", "whole_offset"):
+        seed, offset, rows, vocab = (int(meta[case + "." + k]) for k in ("seed", "offset", "rows", "vocab"))
+        want = tensor(case + ".uniform", np.float32)
+        got = streams.torch_uniform(seed, offset, tensor(case + ".index", np.int64), rows * vocab)
+        assert np.array_equal(got, np.where(want == 0, np.float32(1), want))  # uniform_ maps 1 to 0
+        assert streams.torch_offset_advance(rows * vocab) == int(meta[case + ".offset_after"]) - offset

@@ -140,7 +140,8 @@ RoundingFactors key_factors(double x, float noise, const RowScale& s, const Nume
   if (const double a = noise_abs_of(double(noise), c); a > 0) {
     const double den = double(noise) + double(s.eps), r = noise_error(c);
     const double low = den * (1 - r) - a;
-    out.up = low > 0 ? out.up * den * (1 - r) / low * kSafety : kInf;
+    if (!(low > 0)) return {kInf, 0.0};  // den' may be 0 or negative: the key anything from -inf to +inf
+    out.up = out.up * den * (1 - r) / low * kSafety;
     out.down = out.down * den * (1 + r) / (den * (1 + r) + a) / kSafety;
   }
   return out;

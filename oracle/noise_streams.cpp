@@ -3,8 +3,12 @@
 #include <Random123/philox.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "oracle/drawn_noise.h"
 
@@ -87,6 +91,43 @@ void stream_noise_row(const NoiseStream& s, const StreamPoint& p, float* out) {
   if (s.kind == StreamKind::raceoracle_philox)
     return drawn_noise_row(p.seed, p.offset, std::uint32_t(p.row), p.vocab, out);
   for (std::int64_t i = 0; i < p.vocab; ++i) out[i] = float(stream_noise(s, p, i));
+}
+
+void stream_noise_batch(const NoiseStream& s, const std::uint64_t* seeds, const std::uint64_t* offsets, std::int64_t rows,
+                        std::int64_t vocab, float* out, std::int64_t stride, int threads) {
+  const int n_threads = std::max(1, threads > 0 ? threads : int(std::thread::hardware_concurrency()));
+  auto parallel = [&](std::int64_t items, const std::function<void(std::int64_t)>& work) {
+    std::vector<std::thread> pool;
+    for (int w = 0; w < std::min<std::int64_t>(n_threads, items); ++w)
+      pool.emplace_back([&, w] {
+        for (std::int64_t i = w; i < items; i += n_threads) work(i);
+      });
+    for (auto& t : pool) t.join();
+  };
+  if (!s.whole_tensor() || offsets[0] % 4 != 0) {  // an offset torch never holds: word by word
+    parallel(rows, [&](std::int64_t r) {
+      stream_noise_row(s, {seeds[r], offsets[r], rows, vocab, r}, out + r * stride);
+    });
+    return;
+  }
+  // torch, one draw over the batch: thread t's call c feeds elements c 4T + k T + t, k = 0..3.
+  const std::uint64_t n = std::uint64_t(rows) * std::uint64_t(vocab), T = race::torch_threads(n, s);
+  const std::uint64_t calls = (n + race::kTorchWordsPerCall * T - 1) / (race::kTorchWordsPerCall * T);
+  const std::uint64_t seed = seeds[0], base = offsets[0] / 4;
+  constexpr std::int64_t kChunk = 4096;  // threads per work item
+  parallel(std::int64_t((T + kChunk - 1) / kChunk), [&](std::int64_t chunk) {
+    for (std::uint64_t t = std::uint64_t(chunk) * kChunk; t < std::min<std::uint64_t>(T, std::uint64_t(chunk + 1) * kChunk); ++t)
+      for (std::uint64_t c = 0; c < calls; ++c) {
+        const std::uint64_t low = base + c, high = t + (low < base ? 1 : 0);
+        const auto w = philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed));
+        for (int k = 0; k < race::kTorchWordsPerCall; ++k) {
+          const std::uint64_t li = c * race::kTorchWordsPerCall * T + std::uint64_t(k) * T + t;
+          if (li >= n) break;
+          out[std::int64_t(li / std::uint64_t(vocab)) * stride + std::int64_t(li % std::uint64_t(vocab))] =
+              float(stream_noise_of_uniform(s, race::curand_uniform(w[k])));
+        }
+      }
+  });
 }
 
 NoiseBound noise_bound(const NoiseStream& s) {

@@ -34,6 +34,13 @@ double stream_noise(const NoiseStream& s, const StreamPoint& p, std::int64_t id)
 /// E of ids 0 .. vocab - 1 of p.row, each rounded to the nearest fp32, into `out`.
 void stream_noise_row(const NoiseStream& s, const StreamPoint& p, float* out);
 
+/// E of every row of a batch [rows, vocab] (`stride` floats apart) drawn at
+/// each row's seed and offset, rounded to fp32, on `threads` threads (0: all
+/// cores): stream_noise_row for each row, with torch's one draw over the
+/// batch replayed call by call (each Philox call feeds four elements T apart).
+void stream_noise_batch(const NoiseStream& s, const std::uint64_t* seeds, const std::uint64_t* offsets, std::int64_t rows,
+                        std::int64_t vocab, float* out, std::int64_t stride, int threads = 0);
+
 /// cuRAND's Philox: word `lane` of call `call` of curand4 after
 /// curand_init(seed, subsequence, offset), for any offset (offset % 4 shifts
 /// the words a call returns into the next counter).

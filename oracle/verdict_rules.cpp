@@ -62,13 +62,22 @@ void sampling(Verdict& v, const RowView& row, const RowScale& s, const NumericsC
   const KeyBound win = bound_key(row.logit(v.token), row.noise[v.token], s, c);
   v.rho = win.rho();
 
+  // Whatever fp32 does, the winner's key is at least the largest lower bound
+  // of any id: usually the exact winner's, but not where bounds differ id by
+  // id (a replayed stream's fast log may leave the exact winner's open below).
+  double lo_max = win.lo;
+  std::vector<std::pair<std::int64_t, double>> near;  // (id, hi) of ids that may reach win.lo
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const std::int64_t j = ids[k];
     if (j == v.token) continue;
     const double x = row.logit(j);
     if (x == -kInf || keys[k] * b.up_max + b.abs_max < win.lo) continue;  // masked ids never win
-    if (may_outrank(bound_key(x, row.noise[j], s, c), win)) v.ambiguous.push_back(j);
+    const KeyBound bj = bound_key(x, row.noise[j], s, c);
+    lo_max = std::max(lo_max, bj.lo);
+    if (may_outrank(bj, win)) near.emplace_back(j, bj.hi);
   }
+  for (const auto& [j, hi] : near)
+    if (hi >= lo_max) v.ambiguous.push_back(j);
   v.ambiguous.push_back(v.token);
   std::sort(v.ambiguous.begin(), v.ambiguous.end());
   // Exact ties (SPEC §3): ids at the row max with equal noise compute

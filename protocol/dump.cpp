@@ -6,7 +6,7 @@
 #include <functional>
 #include <stdexcept>
 
-#include "oracle/drawn_noise.h"
+#include "oracle/noise_streams.h"
 #include "protocol/contract_fields.h"
 #include "race/noise.h"
 
@@ -65,6 +65,19 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
     if (drawn) defaults.noise_ulp = race::kDrawnNoiseUlp;
     d.contract = parse_contract(metadata, defaults);
     if (!drawn) require_tensor_noise_exact(d.contract);
+    const std::optional<race::NoiseStream> stream = parse_stream(metadata);
+    if (stream && !drawn) throw std::invalid_argument("'noise_stream' is given but the file has no seeds and offsets");
+    if (stream) {
+      if (metadata.count("noise_ulp"))  // the stream's bound is the noise term, never a declared one
+        throw std::invalid_argument("'noise_ulp' cannot be stated with 'noise_stream': the stream's transform bound is its noise term");
+      d.stream = *stream;
+      d.contract = with_stream_noise(d.contract, d.stream);
+    }
+    if (d.stream.whole_tensor())
+      for (std::int64_t r = 1; r < rows; ++r)
+        if (d.seeds[std::size_t(r)] != d.seeds[0] || d.offsets[std::size_t(r)] != d.offsets[0])
+          throw std::invalid_argument(fmt::format("row {} has another seed or offset than row 0, but {} draws once over the batch",
+                                                  r, oracle::describe(d.stream)));
   } catch (const std::invalid_argument& e) {
     throw SafetensorsError(std::string("metadata ") + e.what());
   }
@@ -76,8 +89,8 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
 
 void DumpTensors::draw_rows(std::int64_t r0, std::int64_t n, float* out) const {
   for (std::int64_t i = 0; i < n; ++i)
-    oracle::drawn_noise_row(seeds[std::size_t(r0 + i)], offsets[std::size_t(r0 + i)], std::uint32_t(r0 + i), vocab,
-                            out + i * vocab);
+    oracle::stream_noise_row(stream, {seeds[std::size_t(r0 + i)], offsets[std::size_t(r0 + i)], rows, vocab, r0 + i},
+                             out + i * vocab);
 }
 
 DumpTensors check_dump(const SafetensorsFile& f) {

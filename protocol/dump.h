@@ -7,16 +7,19 @@
 /// `eps`, `greedy_eps`, `scaling_order` (post|pre), `exp_ulp`, `div_ulp`,
 /// `stages` (2: a fused sampler's rescale; 1: an unfused one), each absent one
 /// taking its default (race::RaceConstants, protocol::default_sampler_contract).
-/// A sampler that draws its noise (docs/DRAWN_NOISE.md) writes `seeds` and
-/// `offsets` [rows] (U64 or I64) instead of `noise`; the oracle draws the
-/// same E with Random123, and `noise_ulp` (default 1.5: logf's 1 ulp + 0.5)
-/// is the error of the sampler's own fp32 E.
+/// A sampler that draws its noise (docs/NOISE_STREAMS.md) writes `seeds` and
+/// `offsets` [rows] (U64 or I64) instead of `noise`, and names its stream in
+/// the metadata (`noise_stream` and its layout fields, protocol/contract_fields.h;
+/// default raceoracle-philox); the oracle replays the same E, and the error of
+/// the sampler's own E is the stream's transform bound (raceoracle-philox:
+/// `noise_ulp`, default 1.5: logf's 1 ulp + 0.5).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "oracle/oracle.h"
 #include "protocol/safetensors.h"
+#include "race/noise_streams.h"
 
 namespace raceoracle::protocol {
 
@@ -33,6 +36,7 @@ struct DumpFacts {
 struct DumpTensors : DumpFacts {
   TensorView logits, noise, temperatures, tokens;  ///< noise [rows or 1, V]; none when drawn
   std::vector<std::uint64_t> seeds, offsets;                 ///< drawn noise: [rows] each; empty otherwise
+  race::NoiseStream stream;                                  ///< the stream they are drawn in
   bool drawn() const { return !seeds.empty(); }
   /// Rows [r0, r0 + n) of drawn noise, as the oracle judges them, into `out` [n, V].
   void draw_rows(std::int64_t r0, std::int64_t n, float* out) const;

@@ -127,6 +127,47 @@ TEST_F(VerifyFiles, SeedsInsteadOfNoiseAreDrawnAndJudged) {
   expect_error(write(no_offsets, "no_offsets.safetensors"), "missing tensor 'offsets'");
 }
 
+TEST_F(VerifyFiles, ADumpNamesItsStream) {
+  // A dump of a sampler that drew from torch's CUDA stream: seeds, offsets
+  // and `noise_stream` in the metadata; the oracle replays that stream, under
+  // its transform's bound. Tokens raced on another seed's draws fail.
+  const std::int64_t rows = 8, V = 2000;
+  subject::Batch b = subject::Batch::make(rows, V, oracle::Dtype::f32);
+  fixtures::fill_llm_like(b, 4);
+  b.stream.kind = race::StreamKind::torch_exponential;
+  b.draw_noise(5);
+  subject::Batch other = b;
+  other.draw_noise(6);
+  const auto contract = protocol::with_stream_noise(protocol::default_sampler_contract(), b.stream);
+  auto dump = [&](const subject::Batch& drew) {
+    std::vector<std::int32_t> tokens;
+    for (const auto& v : drew.decide(contract)) tokens.push_back(std::int32_t(v.token));
+    Safetensors s;
+    s.tensors["logits"] = tensor("F32", {rows, V}, b.logits);
+    s.tensors["seeds"] = tensor("U64", {rows}, b.seeds);
+    s.tensors["offsets"] = tensor("U64", {rows}, b.offsets);
+    s.tensors["temperatures"] = tensor("F32", {rows}, b.temperatures);
+    s.tensors["tokens"] = tensor("I32", {rows}, tokens);
+    s.metadata = protocol::stream_fields(b.stream);
+    return s;
+  };
+  const auto good = analysis::verify_file(write(dump(b), "torch_stream.safetensors"));
+  EXPECT_TRUE(good.ok());
+  EXPECT_GT(good.contract.noise_abs, 0);
+  EXPECT_EQ(good.identical + good.explained, rows);
+  EXPECT_GT(analysis::verify_file(write(dump(other), "torch_other_seed.safetensors")).unexplained, 0);
+  Safetensors split = dump(b);
+  std::vector<std::uint64_t> seeds = b.seeds;
+  seeds[3] ^= 1;
+  split.tensors["seeds"] = tensor("U64", {rows}, seeds);
+  expect_error(write(split, "torch_split.safetensors"), "row 3 has another seed or offset than row 0");
+  Safetensors tensor_noise = dump(b);
+  tensor_noise.tensors.erase("seeds");
+  tensor_noise.tensors.erase("offsets");
+  tensor_noise.tensors["noise"] = tensor("F32", {rows, V}, b.noise);
+  expect_error(write(tensor_noise, "torch_no_seeds.safetensors"), "'noise_stream' is given but the file has no seeds");
+}
+
 TEST_F(VerifyFiles, OneStageContractIsTighter) {
   Safetensors s = sampled(4, 500);
   s.metadata["stages"] = "1";

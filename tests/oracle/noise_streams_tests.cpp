@@ -173,5 +173,24 @@ TEST(NoiseStreams, RaceoraclePhiloxIsTheDefinitionsStream) {
     EXPECT_EQ(row[std::size_t(i)], float(stream_noise(s, StreamPoint{0x1234, 77, 4, 37, 2}, i)));
 }
 
+TEST(NoiseStreams, ABatchReplayIsEveryRowsReplay) {
+  // The batch path (torch's calls shared across rows, threads) against id-by-id replay.
+  for (bool per_row : {false, true}) {
+    NoiseStream s{StreamKind::torch_exponential};
+    s.per_row = per_row;
+    s.sm_count = 1;  // a grid of 8 blocks: several calls per thread at this size
+    const std::int64_t rows = 5, V = 3001, stride = 3010;
+    std::vector<std::uint64_t> seeds(rows, 0xfeedfacecafebeefull), offsets(rows, 4 * 12345);
+    if (per_row)
+      for (std::int64_t r = 0; r < rows; ++r) seeds[std::size_t(r)] += std::uint64_t(r), offsets[std::size_t(r)] += 4 * std::uint64_t(r);
+    std::vector<float> out(std::size_t(rows * stride), -1.0f);
+    stream_noise_batch(s, seeds.data(), offsets.data(), rows, V, out.data(), stride, 2);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t i = 0; i < V; ++i)
+        ASSERT_EQ(out[std::size_t(r * stride + i)], float(stream_noise(s, {seeds[std::size_t(r)], offsets[std::size_t(r)], rows, V, r}, i)))
+            << (per_row ? "per row" : "whole") << " row " << r << " id " << i;
+  }
+}
+
 }  // namespace
 }  // namespace raceoracle::oracle

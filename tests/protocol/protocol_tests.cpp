@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "oracle/noise_streams.h"
 #include "protocol/external_sampler.h"
 
 namespace raceoracle::protocol {
@@ -266,6 +267,51 @@ TEST(Hello, ANoiseToleranceIsRefusedAtTheHandshake) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("the sampler's contract: 'noise_ulp' = '1.5'"), std::string::npos) << e.what();
   }
+}
+
+TEST(Hello, AStreamIsDeclaredInVersionTwoAndBringsItsTransformsBound) {
+  Safetensors hello;
+  hello.metadata = {{"type", "hello"}, {"protocol", "2"}, {"name", "x"}, {"noise_stream", "torch-cuda-exponential"},
+                    {"stream_layout", "rows"}, {"stream_dtype", "bf16"}};
+  const SamplerHello h = read_hello(hello, {});
+  ASSERT_TRUE(h.stream);
+  EXPECT_EQ(h.stream->kind, race::StreamKind::torch_exponential);
+  EXPECT_TRUE(h.stream->per_row);
+  EXPECT_EQ(h.stream->dtype, race::Dtype::bf16);
+  const oracle::NoiseBound b = oracle::noise_bound(*h.stream);
+  EXPECT_EQ(h.contract.noise_ulp, b.ulp);
+  EXPECT_EQ(h.contract.noise_abs, b.abs);
+  // A version 1 sampler reads noise tensors: a stream is refused, and so is an unknown one.
+  hello.metadata["protocol"] = "1";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata["protocol"] = "2";
+  hello.metadata["noise_stream"] = "torch";
+  try {
+    read_hello(hello, {});
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'noise_stream' = 'torch': must be one of 'raceoracle-philox', 'torch-cuda-exponential'"),
+              std::string::npos) << e.what();
+  }
+  // Version 1, no stream: served as before.
+  Safetensors v1;
+  v1.metadata = {{"type", "hello"}, {"protocol", "1"}, {"name", "x"}};
+  EXPECT_FALSE(read_hello(v1, {}).stream);
+}
+
+TEST(Hello, StreamFieldsRoundTrip) {
+  for (race::StreamKind k : {race::StreamKind::raceoracle_philox, race::StreamKind::torch_exponential,
+                             race::StreamKind::aiter_hiprand, race::StreamKind::flashinfer_curand, race::StreamKind::vllm_triton}) {
+    race::NoiseStream s{k};
+    if (k == race::StreamKind::torch_exponential) s.per_row = true, s.sm_count = 78, s.threads_per_sm = 1536;
+    if (k == race::StreamKind::aiter_hiprand) s.dtype = race::Dtype::bf16;
+    EXPECT_EQ(parse_stream(stream_fields(s)), s) << race::to_string(k);
+  }
+  EXPECT_FALSE(parse_stream({}));
+  EXPECT_THROW(parse_stream({{"stream_layout", "rows"}}), std::invalid_argument);  // no stream named
+  EXPECT_THROW(parse_stream({{"noise_stream", "vllm-triton-gumbel"}, {"stream_layout", "rows"}}), std::invalid_argument);
+  EXPECT_THROW(parse_stream({{"noise_stream", "torch-cuda-exponential"}, {"stream_threads_per_sm", "100"}}),
+               std::invalid_argument);
 }
 
 // The command line's terms are applied over the sampler's own declaration.
