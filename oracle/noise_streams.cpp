@@ -29,6 +29,26 @@ std::uint32_t curand_at(std::uint64_t seed, const race::CurandPosition& p, std::
   return curand_word(seed, p.subsequence, offset, p.call, p.lane);
 }
 
+/// torch's draw of `numel` elements at (seed, offset), threads [t0, t1): each
+/// Philox call feeds the four elements c 4T + k T + t; put(li, E) stores one.
+/// Calls outermost, so consecutive threads write consecutive elements.
+template <class Put>
+void torch_draw(const NoiseStream& s, std::uint64_t seed, std::uint64_t offset, std::uint64_t numel, std::uint64_t t0,
+                std::uint64_t t1, const Put& put) {
+  const std::uint64_t T = race::torch_threads(numel, s), W = race::kTorchWordsPerCall;
+  const std::uint64_t calls = (numel + W * T - 1) / (W * T), base = offset / 4;
+  for (std::uint64_t c = 0; c < calls; ++c)
+    for (std::uint64_t t = t0; t < t1; ++t) {
+      const std::uint64_t low = base + c, high = t + (low < base ? 1 : 0);
+      const auto w = philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed));
+      for (std::uint64_t k = 0; k < W; ++k) {
+        const std::uint64_t li = c * W * T + k * T + t;
+        if (li >= numel) break;
+        put(li, float(stream_noise_of_uniform(s, race::curand_uniform(w[k]))));
+      }
+    }
+}
+
 }  // namespace
 
 std::uint32_t curand_word(std::uint64_t seed, std::uint64_t subsequence, std::uint64_t offset, std::uint64_t call, int lane) {
@@ -90,6 +110,10 @@ double stream_noise(const NoiseStream& s, const StreamPoint& p, std::int64_t id)
 void stream_noise_row(const NoiseStream& s, const StreamPoint& p, float* out) {
   if (s.kind == StreamKind::raceoracle_philox)
     return drawn_noise_row(p.seed, p.offset, std::uint32_t(p.row), p.vocab, out);
+  if (s.kind == StreamKind::torch_exponential && s.per_row && p.offset % 4 == 0) {  // torch offsets: multiples of 4
+    const auto V = std::uint64_t(p.vocab);
+    return torch_draw(s, p.seed, p.offset, V, 0, race::torch_threads(V, s), [&](std::uint64_t li, float e) { out[li] = e; });
+  }
   for (std::int64_t i = 0; i < p.vocab; ++i) out[i] = float(stream_noise(s, p, i));
 }
 
@@ -110,23 +134,14 @@ void stream_noise_batch(const NoiseStream& s, const std::uint64_t* seeds, const 
     });
     return;
   }
-  // torch, one draw over the batch: thread t's call c feeds elements c 4T + k T + t, k = 0..3.
+  // torch, one draw over the batch: threads split into chunks, each replaying its calls.
   const std::uint64_t n = std::uint64_t(rows) * std::uint64_t(vocab), T = race::torch_threads(n, s);
-  const std::uint64_t calls = (n + race::kTorchWordsPerCall * T - 1) / (race::kTorchWordsPerCall * T);
-  const std::uint64_t seed = seeds[0], base = offsets[0] / 4;
-  constexpr std::int64_t kChunk = 4096;  // threads per work item
+  constexpr std::uint64_t kChunk = 4096;
   parallel(std::int64_t((T + kChunk - 1) / kChunk), [&](std::int64_t chunk) {
-    for (std::uint64_t t = std::uint64_t(chunk) * kChunk; t < std::min<std::uint64_t>(T, std::uint64_t(chunk + 1) * kChunk); ++t)
-      for (std::uint64_t c = 0; c < calls; ++c) {
-        const std::uint64_t low = base + c, high = t + (low < base ? 1 : 0);
-        const auto w = philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed));
-        for (int k = 0; k < race::kTorchWordsPerCall; ++k) {
-          const std::uint64_t li = c * race::kTorchWordsPerCall * T + std::uint64_t(k) * T + t;
-          if (li >= n) break;
-          out[std::int64_t(li / std::uint64_t(vocab)) * stride + std::int64_t(li % std::uint64_t(vocab))] =
-              float(stream_noise_of_uniform(s, race::curand_uniform(w[k])));
-        }
-      }
+    const std::uint64_t t0 = std::uint64_t(chunk) * kChunk;
+    torch_draw(s, seeds[0], offsets[0], n, t0, std::min(T, t0 + kChunk), [&](std::uint64_t li, float e) {
+      out[std::int64_t(li / std::uint64_t(vocab)) * stride + std::int64_t(li % std::uint64_t(vocab))] = e;
+    });
   });
 }
 

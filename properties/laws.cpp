@@ -118,13 +118,25 @@ std::string missing_term_hint(const LawContext& c, std::int64_t row, std::int32_
 std::string agrees_with_oracle(const LawContext& c) {
   const Ran ran = launch(c.subject, c.batch, c.config);
   if (!ran.error.empty()) return ran.error;
-  const auto v = c.batch.decide(c.subject.contract());
-  for (std::int64_t r = 0; r < c.batch.rows; ++r) {
+  // A sampler that echoed the noise it drew (checked against its stream) is
+  // judged on that noise exactly: no transform error left to allow.
+  Batch echoed;
+  oracle::NumericsContract contract = c.subject.contract();
+  if (!ran.run.echoed_noise.empty()) {
+    echoed = c.batch;
+    echoed.noise = ran.run.echoed_noise;
+    echoed.noise_stride = echoed.vocab;
+    contract.noise_ulp = contract.noise_abs = 0;
+  }
+  const Batch& b = ran.run.echoed_noise.empty() ? c.batch : echoed;
+  const auto v = b.decide(contract);
+  for (std::int64_t r = 0; r < b.rows; ++r) {
     const Verdict& vr = v[std::size_t(r)];
     const std::int32_t t = ran.run.tokens[std::size_t(r)];
-    const oracle::Outcome o = oracle::judge(vr, t, c.batch.vocab);
+    const oracle::Outcome o = oracle::judge(vr, t, b.vocab);
     if (oracle::is_failure(o))
-      return row_report(c.batch, r, vr, t, "disagrees with the oracle beyond explained divergence") +
+      return row_report(b, r, vr, t, &b == &echoed ? "disagrees with the oracle on the noise it echoed"
+                                                   : "disagrees with the oracle beyond explained divergence") +
              (o == oracle::Outcome::unexplained ? missing_term_hint(c, r, t) : "");
   }
   return {};

@@ -249,6 +249,8 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
     if (!r.noise.empty()) {
       if (const std::string bad = echo_mismatch(b, r.noise, contract_); !bad.empty())
         out.status = kernels::Status::error("the noise the sampler echoes is not what it declared: " + bad);
+      else
+        out.echoed_noise = r.noise;
     }
   } catch (const Breakdown& e) {
     channel_.reset();
