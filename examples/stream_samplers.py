@@ -69,7 +69,23 @@ def other_seed_echoed(logits, draws, temperatures, eps, greedy_eps):
     return race(logits, noise, temperatures, eps, greedy_eps), noise
 
 
+AITER = dict(noise_stream="aiter-hiprand")
+
+
+def aiter_random_sample(logits, draws, temperatures, eps, greedy_eps):
+    """aiter's random_sample drawing in its own layout, its cap made +2^-24 as torch's."""
+    return race(logits, draws.noise(), temperatures, eps, greedy_eps)
+
+
+def aiter_sign_flipped_cap(logits, draws, temperatures, eps, greedy_eps):
+    """aiter's random_sample as its exponential_func_impl writes it: -2^-24 at the cap (FIELD_BUGS #16)."""
+    noise = draws.noise()
+    return race(logits, np.where(noise == np.float32(2.0**-24), np.float32(-2.0**-24), noise), temperatures, eps,
+                greedy_eps)
+
+
 SAMPLERS = {
+    "aiter-random-sample": (aiter_random_sample, AITER), "aiter_sign_flipped_cap": (aiter_sign_flipped_cap, AITER),
     "torch-exponential": (torch_exponential, TENSOR), "torch-exponential-rows": (torch_exponential_rows, ROWS),
     "other_seed": (other_seed, TENSOR), "offset_not_advanced": (offset_not_advanced, TENSOR),
     "rows_share_noise": (rows_share_noise, ROWS), "sign_flipped_cap": (sign_flipped_cap, ROWS),

@@ -128,7 +128,8 @@ void stream_noise_batch(const NoiseStream& s, const std::uint64_t* seeds, const 
       });
     for (auto& t : pool) t.join();
   };
-  if (!s.whole_tensor() || offsets[0] % 4 != 0) {  // an offset torch never holds: word by word
+  // Row by row, except torch's one draw over the batch (at an offset torch can hold).
+  if (s.kind != StreamKind::torch_exponential || s.per_row || offsets[0] % 4 != 0) {
     parallel(rows, [&](std::int64_t r) {
       stream_noise_row(s, {seeds[r], offsets[r], rows, vocab, r}, out + r * stride);
     });

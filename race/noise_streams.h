@@ -60,13 +60,22 @@ struct NoiseStream {
            threads_per_sm == o.threads_per_sm;
   }
   constexpr bool operator!=(const NoiseStream& o) const { return !(*this == o); }
-  /// One seed and offset for the whole batch (torch's whole-tensor draw).
-  constexpr bool whole_tensor() const { return kind == StreamKind::torch_exponential && !per_row; }
+  /// One seed and offset for the whole batch: torch's one draw over the
+  /// tensor, and the kernels that take one generator state per launch and
+  /// put the row in the subsequence (aiter, FlashInfer).
+  constexpr bool whole_tensor() const {
+    return (kind == StreamKind::torch_exponential && !per_row) || kind == StreamKind::aiter_hiprand ||
+           kind == StreamKind::flashinfer_curand;
+  }
 };
 
-/// An offset the stream's generator can hold: torch's advance by 4 words at a time.
+/// An offset the stream's generator can hold: torch's generator (which also
+/// seeds aiter's and FlashInfer's kernels) advances 4 words at a time.
 constexpr std::uint64_t stream_offset(const NoiseStream& s, std::uint64_t offset) {
-  return s.kind == StreamKind::torch_exponential ? offset & ~std::uint64_t(3) : offset;
+  return s.kind == StreamKind::torch_exponential || s.kind == StreamKind::aiter_hiprand ||
+                 s.kind == StreamKind::flashinfer_curand
+             ? offset & ~std::uint64_t(3)
+             : offset;
 }
 
 // ---- uniforms: a word to fp32, as each library computes it -------------------------------------

@@ -37,7 +37,9 @@ def philox4x32(c0, c1, c2, c3, k0, k1, rounds=10):
 
 
 def curand_words(seed, subsequence, offset, call):
-    """Words of call `call` after curand_init(seed, subsequence, offset) (offset a multiple of 4)."""
+    """Words of call `call` after curand_init(seed, subsequence, offset) (offset a multiple of 4, as torch's are)."""
+    if offset % 4:
+        raise ValueError("curand_words replays offsets that are multiples of 4 (torch's), got %d" % offset)
     sub = np.asarray(subsequence, dtype=np.uint64)
     ctr = np.uint64(offset // 4) + np.asarray(call, dtype=np.uint64)  # the low 64 bits: offset / 4 + call
     carry = ctr < np.uint64(offset // 4)
@@ -72,6 +74,22 @@ def torch_uniform(seed, offset, index, numel, sm_count=132, max_threads_per_sm=2
     w = curand_words(seed, thread, offset, call)
     word = np.choose(lane, w)
     return curand_uniform(word)
+
+
+def rocrand_uniform(w):
+    """rocRAND's float uniform in (0, 1] (hiprand on AMD): fl(2^-32 + fl(w) 2^-32)."""
+    return np.float32(2.0**-32) + np.asarray(w, dtype=np.uint32).astype(np.float32) * np.float32(2.0**-32)
+
+
+def aiter_exponential(seed, offset, rows, vocab):
+    """E of aiter's internal-noise kernels: id n of row r is lane n mod 4 of call n / 4096 of
+    hiprand_init(seed, subsequence = r 1024 + (n / 4) mod 1024, offset); torch's transform."""
+    n = np.arange(vocab, dtype=np.int64)
+    out = np.empty((rows, vocab), np.float32)
+    for r in range(rows):
+        w = curand_words(seed, r * 1024 + (n // 4) % 1024, offset, n // 4096)
+        out[r] = exponential_of_uniform(rocrand_uniform(np.choose(n % 4, w)))
+    return out
 
 
 def exponential_of_uniform(u, dtype=np.float32):
@@ -170,6 +188,8 @@ class Draws:
             return _round_bf16(e) if self.dtype == "bf16" else e
         if self.stream == "vllm-triton-gumbel":
             return triton_gumbel_noise(self.seeds, self.offsets, self.vocab)
+        if self.stream == "aiter-hiprand":
+            return aiter_exponential(int(self.seeds[0]), int(self.offsets[0]), rows, self.vocab)
         raise NotImplementedError("no numpy replay of %r yet: draw it with the library itself" % (self.stream,))
 
 
