@@ -10,6 +10,7 @@ import tempfile
 import numpy as np
 
 from . import _messages as m
+from . import streams as _streams
 from ._serve import contract_fields, serve_on
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -174,12 +175,17 @@ def save_safetensors(path, tensors, metadata=None):
 def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, **contract):
     """Writes the file `raceoracle verify` and `raceoracle divergence A B` read:
     a sampler's inputs, its tokens and its contract (scaling_order, exp_ulp,
-    div_ulp, stages)."""
+    div_ulp, stages). `noise` may be the streams.Draws a sampler that draws
+    its own noise was handed: the file then holds its seeds, offsets and stream."""
     tok = _entry(tokens)
     if tok.dtype not in (np.int32, np.int64):
         tok = tok.astype(np.int64)
-    tensors = {"logits": _entry(logits), "noise": _entry(noise, np.float32),
-               "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    tensors = {"logits": _entry(logits), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    if isinstance(noise, _streams.Draws):
+        tensors["seeds"], tensors["offsets"] = noise.seeds, noise.offsets
+        contract = dict(noise.fields(), **contract)
+    else:
+        tensors["noise"] = _entry(noise, np.float32)
     meta = contract_fields(**contract)  # what is left out (None) takes raceoracle's default, written there once
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
         if v is not None:

@@ -168,6 +168,14 @@ class Draws:
     def __len__(self):
         return len(self.seeds)
 
+    def fields(self):
+        """The stream as contract_fields' keywords (what a dump of these draws declares)."""
+        f = dict(noise_stream=self.stream, stream_dtype=self.dtype)
+        if self.stream == "torch-cuda-exponential":
+            f.update(stream_layout="rows" if self.per_row else "tensor", stream_sm_count=self.sm_count,
+                     stream_threads_per_sm=self.threads_per_sm)
+        return f
+
     def generator(self, row=0, device="cuda"):
         """A torch.Generator on `device` at row `row`'s seed and offset (torch keeps seeds as signed 64-bit)."""
         import torch

@@ -54,3 +54,26 @@ def test_triton_words_and_gumbel():
         assert int(g) == int(tensor("word", np.int64)[r])
         ids = np.arange(uniform.shape[1])
         assert np.array_equal(streams.triton_uniform(streams.triton_randint(int(g), ids)), uniform[r])
+
+
+def test_a_dump_of_draws_names_its_stream(tmp_path):
+    # write_dump with the Draws a sampler was handed: seeds, offsets and the stream travel, verify replays them.
+    import raceoracle
+    import subprocess
+    rows, vocab = 4, 300
+    draws = streams.Draws({"noise_stream": "torch-cuda-exponential"}, np.full(rows, 77, np.uint64),
+                          np.full(rows, 8, np.uint64), vocab)
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(rows, vocab)).astype(np.float32)
+    temps = np.ones(rows, np.float32)
+    keys = np.exp(logits - logits.max(axis=1, keepdims=True)) / (draws.noise() + np.float32(1e-10))
+    path = str(tmp_path / "drawn.safetensors")
+    raceoracle.write_dump(path, logits, draws, temps, keys.argmax(axis=1), stages=1)
+    out = subprocess.run([raceoracle.find_binary(), "verify", path], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # Another seed's race fails.
+    other = streams.Draws({"noise_stream": "torch-cuda-exponential"}, np.full(rows, 78, np.uint64),
+                          np.full(rows, 8, np.uint64), vocab)
+    keys = np.exp(logits - logits.max(axis=1, keepdims=True)) / (other.noise() + np.float32(1e-10))
+    raceoracle.write_dump(path, logits, draws, temps, keys.argmax(axis=1), stages=1)
+    assert subprocess.run([raceoracle.find_binary(), "verify", path], capture_output=True).returncode == 1
