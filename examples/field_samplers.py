@@ -27,6 +27,9 @@ judges it by what it does and reports where that departs from SPEC §1:
 - vllm-v1-drawn (CUDA only): vllm-v1 drawing its own noise as vLLM V1 does,
   `q.exponential_(generator=g)` inside the sampler, g at the seed and offset
   raceoracle hands it; declares noise_stream torch-cuda-exponential and echoes q.
+  vllm-v1-drawn-other-seed and vllm-v1-drawn-stale-offset (CUDA only): the
+  same with the field's generator defects (another seed than declared; the
+  offset never advanced), which raceoracle must kill.
 - mrv2-triton-gumbel (CUDA only): Model Runner V2's gumbel_sample as a Triton
   kernel: g = -log(-log(tl.rand(tl.randint(seed, pos), id) + 1e-20) + 1e-20)
   in float64, argmax of x / T + g per block, then across blocks; declares
@@ -75,17 +78,33 @@ def bf16_log_domain(logits, noise, temperatures, eps, greedy_eps):
     return torch.where(greedy, x.argmax(dim=-1), scores.argmax(dim=-1))
 
 
-def vllm_v1_drawn(logits, draws, temperatures, eps, greedy_eps):
-    if logits.device.type != "cuda":
-        raise RuntimeError("vllm-v1-drawn draws torch's CUDA stream: run it with DEVICE cuda")
-    x = logits.float()
-    greedy = temperatures < _SAMPLING_EPS
-    t = torch.where(greedy, torch.ones_like(temperatures), temperatures)
-    probs = torch.softmax(x / t.unsqueeze(1), dim=-1)
-    q = torch.empty_like(probs)
-    q.exponential_(generator=draws.generator(0, device=x.device))  # one draw over the batch, as vLLM V1
-    sampled = probs.div(q).argmax(dim=-1)
-    return torch.where(greedy, x.argmax(dim=-1), sampled), q
+def _vllm_v1_drawn_with(generator, echo=False):
+    """vllm-v1 drawing q itself with the generator `generator(draws, device)` gives (CUDA only)."""
+    def sample(logits, draws, temperatures, eps, greedy_eps):
+        if logits.device.type != "cuda":
+            raise RuntimeError("this sampler draws torch's CUDA stream: run it with DEVICE cuda")
+        x = logits.float()
+        greedy = temperatures < _SAMPLING_EPS
+        t = torch.where(greedy, torch.ones_like(temperatures), temperatures)
+        probs = torch.softmax(x / t.unsqueeze(1), dim=-1)
+        q = torch.empty_like(probs)
+        q.exponential_(generator=generator(draws, x.device))  # one draw over the batch, as vLLM V1
+        tokens = torch.where(greedy, x.argmax(dim=-1), probs.div(q).argmax(dim=-1))
+        return (tokens, q) if echo else tokens
+    return sample
+
+
+def _seeded(seed, offset, device):
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
+    g.set_offset(offset)
+    return g
+
+
+vllm_v1_drawn = _vllm_v1_drawn_with(lambda d, dev: d.generator(0, device=dev), echo=True)
+# The field's generator defects, drawing torch's real CUDA stream: another seed than declared; an offset never advanced.
+vllm_v1_drawn_other_seed = _vllm_v1_drawn_with(lambda d, dev: _seeded(int(d.seeds[0]) + 1, int(d.offsets[0]), dev))
+vllm_v1_drawn_stale_offset = _vllm_v1_drawn_with(lambda d, dev: _seeded(int(d.seeds[0]), 0, dev))
 
 
 def mrv2_triton_gumbel(logits, draws, temperatures, eps, greedy_eps):
@@ -124,20 +143,23 @@ def mrv2_triton_gumbel(logits, draws, temperatures, eps, greedy_eps):
 
 _LOG_DOMAIN = dict(scaling_order="pre", scale_op="divide", div_ulp=2, key_domain="log", log_ulp=1)
 
+_VLLM_V1 = dict(CONTRACT, stages=1, normalise="sum", scale_op="divide", greedy_rule="below", greedy_below=_SAMPLING_EPS,
+                eps_rule="none", nan_logits="out_of_contract")
+_VLLM_V1_DRAWN = dict(_VLLM_V1, noise_stream="torch-cuda-exponential")
+
 # x / T before the max is taken (pre-scale); torch's softmax divides by the sum
 # after one max: normalised, no rescale. Log-domain races exponentiate nothing
 # (glibc's and CUDA's logf: 1 ulp).
 SAMPLERS = {
     "greedy-at-zero": (greedy_only_at_zero, dict(CONTRACT, greedy_rule="zero")),
-    "vllm-v1": (vllm_v1, dict(CONTRACT, stages=1, normalise="sum", scale_op="divide", greedy_rule="below",
-                              greedy_below=_SAMPLING_EPS, eps_rule="none", nan_logits="out_of_contract")),
+    "vllm-v1": (vllm_v1, _VLLM_V1),
     "gumbel-log-domain": (gumbel_log_domain, dict(_LOG_DOMAIN, eps_rule="fixed", eps_fixed=1e-20, greedy_rule="zero",
                                                   nan_logits="out_of_contract")),
     "bf16-log-domain": (bf16_log_domain, dict(_LOG_DOMAIN, key_dtype="bf16")),
     "bf16-log-domain-declared-f32": (bf16_log_domain, _LOG_DOMAIN),
-    "vllm-v1-drawn": (vllm_v1_drawn, dict(CONTRACT, stages=1, normalise="sum", scale_op="divide", greedy_rule="below",
-                                          greedy_below=_SAMPLING_EPS, eps_rule="none", nan_logits="out_of_contract",
-                                          noise_stream="torch-cuda-exponential")),
+    "vllm-v1-drawn": (vllm_v1_drawn, _VLLM_V1_DRAWN),
+    "vllm-v1-drawn-other-seed": (vllm_v1_drawn_other_seed, _VLLM_V1_DRAWN),
+    "vllm-v1-drawn-stale-offset": (vllm_v1_drawn_stale_offset, _VLLM_V1_DRAWN),
     "mrv2-triton-gumbel": (mrv2_triton_gumbel, dict(_LOG_DOMAIN, eps_rule="fixed", eps_fixed=1e-20, greedy_rule="zero",
                                                     nan_logits="out_of_contract", noise_stream="vllm-triton-gumbel")),
 }

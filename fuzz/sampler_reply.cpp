@@ -1,7 +1,7 @@
 // Fuzz target: bytes a sampler writes back to raceoracle, parsed as every
 // safetensors message is (header length, header, data), then read as a hello
-// and as a reply to request 7 on 3 rows. Nothing may crash; a reply read as
-// tokens must hold exactly the rows asked for.
+// and as a reply to request 7 on 3 rows of 5 ids. Nothing may crash; a reply
+// read as tokens must hold exactly the rows asked for (and an echoed noise, 3 x 5).
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const ro::protocol::Breakdown&) {
   } catch (const std::invalid_argument&) {
   }
-  const ro::protocol::Reply r = ro::protocol::read_reply(msg, 7, 3);
+  const ro::protocol::Reply r = ro::protocol::read_reply(msg, 7, 3, 5);
   if (r.kind == ro::protocol::Reply::Kind::tokens && r.tokens.size() != 3) __builtin_trap();
+  if (r.kind == ro::protocol::Reply::Kind::tokens && !r.noise.empty() && r.noise.size() != 15) __builtin_trap();
   return 0;
 }

@@ -119,6 +119,7 @@ void stream_noise_row(const NoiseStream& s, const StreamPoint& p, float* out) {
 
 void stream_noise_batch(const NoiseStream& s, const std::uint64_t* seeds, const std::uint64_t* offsets, std::int64_t rows,
                         std::int64_t vocab, float* out, std::int64_t stride, int threads) {
+  if (rows <= 0 || vocab <= 0) return;
   const int n_threads = std::max(1, threads > 0 ? threads : int(std::thread::hardware_concurrency()));
   auto parallel = [&](std::int64_t items, const std::function<void(std::int64_t)>& work) {
     std::vector<std::thread> pool;

@@ -59,7 +59,7 @@ NoiseBound noise_bound(const NoiseStream& s);
 
 /// The stream named `name` (race::kStreams), or nullopt.
 std::optional<StreamKind> stream_named(const std::string& name);
-/// "torch-cuda-exponential (per row, bf16)": the name and the facts that matter.
+/// "torch-cuda-exponential (one generator per row, bf16)": the name and the facts that matter.
 std::string describe(const NoiseStream& s);
 
 }  // namespace raceoracle::oracle

@@ -73,10 +73,10 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
       d.stream = *stream;
       d.contract = with_stream_noise(d.contract, d.stream);
     }
-    if (d.stream.whole_tensor())
+    if (d.stream.one_state_per_batch())
       for (std::int64_t r = 1; r < rows; ++r)
         if (d.seeds[std::size_t(r)] != d.seeds[0] || d.offsets[std::size_t(r)] != d.offsets[0])
-          throw std::invalid_argument(fmt::format("row {} has another seed or offset than row 0, but {} draws once over the batch",
+          throw std::invalid_argument(fmt::format("row {} has another seed or offset than row 0, but {} takes one for the whole batch",
                                                   r, oracle::describe(d.stream)));
   } catch (const std::invalid_argument& e) {
     throw SafetensorsError(std::string("metadata ") + e.what());

@@ -63,7 +63,7 @@ struct NoiseStream {
   /// One seed and offset for the whole batch: torch's one draw over the
   /// tensor, and the kernels that take one generator state per launch and
   /// put the row in the subsequence (aiter, FlashInfer).
-  constexpr bool whole_tensor() const {
+  constexpr bool one_state_per_batch() const {
     return (kind == StreamKind::torch_exponential && !per_row) || kind == StreamKind::aiter_hiprand ||
            kind == StreamKind::flashinfer_curand;
   }

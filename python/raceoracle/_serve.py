@@ -18,8 +18,7 @@ _CONVENTION_WORDS = {
     "key_dtype": ("f32", "bf16"),
     "normalise": ("none", "sum"),
     "key_domain": ("ratio", "log"),
-    "noise_stream": ("torch-cuda-exponential", "vllm-triton-gumbel", "aiter-hiprand", "flashinfer-curand",
-                     "raceoracle-philox"),
+    "noise_stream": _streams.STREAMS,
     "stream_layout": ("tensor", "rows"),
     "stream_dtype": ("f32", "bf16"),
 }
@@ -157,10 +156,12 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             tensors_out = {}
             if isinstance(out, tuple):  # (tokens, the noise it drew): raceoracle checks the echo against the stream
                 out, echo = out
-                tensors_out["noise"] = np.ascontiguousarray(_numpy_tokens(echo), dtype=np.float32)
+                if hasattr(echo, "detach"):  # a torch tensor, bf16 included (numpy has no bf16)
+                    echo = echo.detach().float().cpu().numpy()
+                tensors_out["noise"] = np.ascontiguousarray(echo, dtype=np.float32)
             tensors_out["tokens"] = _numpy_tokens(out)
             m.write_message(write_fd, tensors_out, {"type": "tokens", "id": rid})
-            logits = noise = temps = tokens = None
+            logits = noise = temps = out = echo = tensors_out = None
         except Exception as e:  # the sampler raised on these inputs: an answer raceoracle reports
             traceback.print_exc(file=sys.stderr)
             m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "%s: %s" % (type(e).__name__, e)})

@@ -139,7 +139,9 @@ def triton_randint64(seed, offset):
     return philox4x32(o & LO, o >> np.uint64(32), 0, 0, s & LO, s >> np.uint64(32))[0]
 
 
-STREAM_FIELDS = ("noise_stream", "stream_layout", "stream_dtype", "stream_sm_count", "stream_threads_per_sm")
+# The streams raceoracle replays (race/noise_streams.h, kStreams); the numpy replay below covers the
+# torch, aiter and Triton ones.
+STREAMS = ("raceoracle-philox", "torch-cuda-exponential", "aiter-hiprand", "flashinfer-curand", "vllm-triton-gumbel")
 
 
 class Draws:

@@ -77,3 +77,11 @@ def test_a_dump_of_draws_names_its_stream(tmp_path):
     keys = np.exp(logits - logits.max(axis=1, keepdims=True)) / (other.noise() + np.float32(1e-10))
     raceoracle.write_dump(path, logits, draws, temps, keys.argmax(axis=1), stages=1)
     assert subprocess.run([raceoracle.find_binary(), "verify", path], capture_output=True).returncode == 1
+
+
+def test_the_package_names_the_streams_the_header_defines():
+    # One list in C++ (race/noise_streams.h, kStreams), mirrored in the pure-Python package: kept equal here.
+    import re
+    header = open(os.path.join(HERE, "..", "..", "race", "noise_streams.h")).read()
+    table = header[header.index("kStreams[] = {"):header.index("};", header.index("kStreams[] = {"))]
+    assert tuple(re.findall(r'StreamKind::\w+, "([a-z0-9-]+)"', table)) == streams.STREAMS
