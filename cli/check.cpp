@@ -16,6 +16,7 @@
 #include "kernels/device_memory.h"
 #include "mutants/gate.h"
 #include "mutants/report.h"
+#include "oracle/noise_streams.h"
 #include "properties/suite.h"
 
 namespace raceoracle::cli {
@@ -149,6 +150,12 @@ int check(const CheckOptions& o) {
                          {"deviations", deviations},
                          {"judged_by", o.sampler.definition ? "definition" : "declared conventions"}};
     std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
+    if (const auto stream = sampler->noise_stream()) {
+      report["sampler"]["noise_stream"] = protocol::stream_fields(*stream);
+      std::printf("  draws its own noise: %s, judged on raceoracle's replay within the transform's bound "
+                  "(docs/NOISE_STREAMS.md)\n",
+                  oracle::describe(*stream).c_str());
+    }
     for (const std::string& d : deviations)
       std::printf("  deviation from SPEC §1%s: %s\n", o.sampler.definition ? " (NOT honoured: --definition)" : "", d.c_str());
   } else if (kernels::device_count() == 0) {
