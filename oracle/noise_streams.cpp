@@ -25,6 +25,14 @@ Philox::ctr_type philox(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2, st
 std::uint32_t lo(std::uint64_t v) { return std::uint32_t(v); }
 std::uint32_t hi(std::uint64_t v) { return std::uint32_t(v >> 32); }
 
+/// The four words of curand Philox `steps` counters past `base` (the low 64
+/// bits: curand_init's offset / 4) in subsequence `subsequence` (the high 64
+/// bits, which take the carry).
+Philox::ctr_type curand_output(std::uint64_t seed, std::uint64_t subsequence, std::uint64_t base, std::uint64_t steps) {
+  const std::uint64_t low = base + steps, high = subsequence + (low < base ? 1 : 0);
+  return philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed));
+}
+
 std::uint32_t curand_at(std::uint64_t seed, const race::CurandPosition& p, std::uint64_t offset) {
   return curand_word(seed, p.subsequence, offset, p.call, p.lane);
 }
@@ -39,8 +47,7 @@ void torch_draw(const NoiseStream& s, std::uint64_t seed, std::uint64_t offset, 
   const std::uint64_t calls = (numel + W * T - 1) / (W * T), base = offset / 4;
   for (std::uint64_t c = 0; c < calls; ++c)
     for (std::uint64_t t = t0; t < t1; ++t) {
-      const std::uint64_t low = base + c, high = t + (low < base ? 1 : 0);
-      const auto w = philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed));
+      const auto w = curand_output(seed, t, base, c);
       for (std::uint64_t k = 0; k < W; ++k) {
         const std::uint64_t li = c * W * T + k * T + t;
         if (li >= numel) break;
@@ -55,9 +62,7 @@ std::uint32_t curand_word(std::uint64_t seed, std::uint64_t subsequence, std::ui
   // curand_init: counter = (offset / 4, subsequence) as 128 bits, and offset % 4
   // words of the first output already used; each curand4 call moves on by one counter.
   const std::uint64_t skip = offset % 4 + std::uint64_t(lane);
-  const std::uint64_t low = offset / 4 + call + skip / 4;
-  const std::uint64_t high = subsequence + (low < offset / 4 ? 1 : 0);  // the carry out of the low 64 bits
-  return philox(lo(low), hi(low), lo(high), hi(high), lo(seed), hi(seed))[skip % 4];
+  return curand_output(seed, subsequence, offset / 4, call + skip / 4)[skip % 4];
 }
 
 std::uint32_t triton_randint(std::uint64_t seed, std::uint64_t offset) {
