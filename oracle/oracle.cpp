@@ -8,6 +8,7 @@
 #include <limits>
 #include <thread>
 
+#include "oracle/filter.h"
 #include "oracle/reference.h"
 #include "oracle/screen.h"
 #include "oracle/verdict_rules.h"
@@ -64,6 +65,56 @@ void decide_greedy(const RowView& row, float max, Verdict& v) {
   rules::greedy(v, row, token, at);
 }
 
+/// A row with filters (SPEC §6): the race over the kept set; the ambiguity
+/// grows by every boundary id that can win once fp32 keeps it (ERROR_MODEL.md,
+/// "The filters' boundary"). Rows that are not sampled ignore their filters.
+Verdict decide_filtered(const RowView& row, const NumericsContract& c, const RaceConstants& request) {
+  RowView plain = row;
+  plain.filter = nullptr;
+  Verdict v = decide(plain, c, request);
+  if (v.row_class != RowClass::sampling) return v;
+  if (!race::filter_valid(*row.filter)) {
+    Verdict bad;
+    bad.row_class = RowClass::invalid;
+    bad.reason = InvalidReason::bad_filter;
+    bad.token = -1;
+    return bad;
+  }
+  const RowScale s = row_scale(row, {race::race_eps(request.eps, c.conventions), request.greedy_eps});
+  const KeptSet ks = kept_set(row, *row.filter, s, c);
+  std::vector<std::uint8_t> core = ks.kept;
+  for (std::int64_t b : ks.boundary) core[std::size_t(b)] = 0;
+  // The row with every id outside `keep` masked, decided as an unfiltered row.
+  std::vector<float> masked(std::size_t(row.vocab));
+  auto decide_masked = [&](const std::vector<std::uint8_t>& keep) {
+    for (std::int64_t i = 0; i < row.vocab; ++i)
+      masked[std::size_t(i)] = keep[std::size_t(i)] ? float(row.logit(i)) : -std::numeric_limits<float>::infinity();
+    RowView m = plain;
+    m.logits = masked.data();
+    m.dtype = Dtype::f32;  // bf16 widens exactly
+    return decide(m, c, request);
+  };
+  v = decide_masked(ks.kept);
+  v.kept = ks.kept_count;
+  v.kept_boundary = std::int64_t(ks.boundary.size());
+  if (ks.boundary.empty()) return v;
+  // Whatever fp32 keeps, it keeps the certain ids: their winner (or one it may
+  // tie with), or a boundary id whose key may reach the certain winner's.
+  const Verdict vc = decide_masked(core);
+  std::vector<std::int64_t> amb = v.ambiguous;
+  double floor = 0;  // no certain id: any boundary id may be kept alone
+  if (vc.row_class == RowClass::sampling || vc.row_class == RowClass::forced) {
+    amb.insert(amb.end(), vc.ambiguous.begin(), vc.ambiguous.end());
+    floor = bound_key(row.logit(vc.token), row.noise[vc.token], s, c).lo;
+  }
+  for (std::int64_t b : ks.boundary)
+    if (bound_key(row.logit(b), row.noise[b], s, c).hi >= floor) amb.push_back(b);
+  std::sort(amb.begin(), amb.end());
+  amb.erase(std::unique(amb.begin(), amb.end()), amb.end());
+  v.ambiguous = std::move(amb);
+  return v;
+}
+
 }  // namespace
 
 const char* to_string(RowClass c) {
@@ -88,6 +139,7 @@ const char* to_string(InvalidReason r) {
     case InvalidReason::negative_noise: return "negative noise";
     case InvalidReason::inf_noise: return "infinite noise";
     case InvalidReason::zero_noise_without_eps: return "zero noise, and the sampler adds no eps";
+    case InvalidReason::bad_filter: return "top_p outside (0, 1] or min_p outside [0, 1]";
   }
   return "?";
 }
@@ -108,6 +160,7 @@ RowScale row_scale(const RowView& row, const RaceConstants& k) {
 }
 
 Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& request) {
+  if (row.filter && race::filtered(*row.filter, row.vocab)) return decide_filtered(row, contract, request);
   // The reference decides the rare rows (out of contract, fully masked,
   // forced, pre-scale past fp32's range, keys near its overflow); the common
   // ones are decided here from one fp32 pass, plus the screen for sampling.
@@ -174,6 +227,7 @@ std::string Verdict::describe() const {
     s += fmt::format(" logit={:.9g}", key);
   if (runner_up >= 0)
     s += fmt::format(" runner-up={} ({:.9g}, gap {:.3g})", runner_up, runner_up_key, gap);
+  if (kept >= 0) s += fmt::format(" kept={}{}", kept, kept_boundary ? fmt::format(" ({} on the boundary)", kept_boundary) : "");
   if (ambiguous.size() > 1) s += fmt::format(" ambiguous={{{}}}", fmt::join(ambiguous, ","));
   return s;
 }

@@ -17,7 +17,8 @@ const char* to_string(RowClass c);
 /// T = +inf is out of contract too: x / t is undefined for a masked id (-inf / inf).
 enum class InvalidReason : std::uint8_t {
   none, nan_logit, pos_inf_logit, nan_temperature, inf_temperature, nan_noise, negative_noise, inf_noise,
-  zero_noise_without_eps  ///< a sampler that adds no eps (race::EpsRule::none) divides by a zero draw
+  zero_noise_without_eps,  ///< a sampler that adds no eps (race::EpsRule::none) divides by a zero draw
+  bad_filter  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §6)
 };
 const char* to_string(InvalidReason r);
 
@@ -36,6 +37,9 @@ struct Verdict {
   /// sampling: (key - runner_up_key) / key; greedy: the logit difference.
   double gap = 0;
   std::vector<std::int64_t> ambiguous;
+  /// A filtered row (SPEC §6): how many ids the definition keeps, and how many
+  /// ids' membership fp32 may flip (their race winners are in `ambiguous`). -1: unfiltered.
+  std::int64_t kept = -1, kept_boundary = 0;
 
   std::string describe() const;  ///< one readable line
 };

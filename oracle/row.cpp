@@ -21,6 +21,7 @@ RowView BatchView::row(std::int64_t r) const {
   v.noise = noise + r * noise_stride;
   v.vocab = vocab;
   v.temperature = temperatures[r];
+  v.filter = filters ? filters + r : nullptr;
   return v;
 }
 

@@ -20,6 +20,7 @@ struct RowView {
   const float* noise = nullptr;
   std::int64_t vocab = 0;
   float temperature = 0.0f;
+  const race::RowFilter* filter = nullptr;  ///< its filters (SPEC §6); nullptr: none
 
   double logit(std::int64_t i) const;  ///< widened exactly
 };
@@ -35,6 +36,7 @@ struct BatchView {
   const float* noise = nullptr;
   std::int64_t noise_stride = 0;
   const float* temperatures = nullptr;
+  const race::RowFilter* filters = nullptr;  ///< [rows], or nullptr: no row filters
 
   RowView row(std::int64_t r) const;
 };

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "race/filters.h"
+
 namespace raceoracle::race {
 
 /// Logit storage. bf16 is the upper half of an fp32; both widen exactly to double.
@@ -128,6 +130,8 @@ struct NumericsContract {
   bool key_bf16 = false;
   /// Where the sampler departs from SPEC §1 (greedy rule, eps, NaN logits).
   Conventions conventions;
+  /// How its filters keep ids, where it filters (SPEC §6).
+  FilterSemantics filters;
 };
 
 }  // namespace raceoracle::race
