@@ -230,7 +230,7 @@ std::string LawResult::summary() const {
 }
 
 std::string run_case(const Law& p, const subject::Subject& k, const fixtures::CaseSpec& spec) {
-  const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k), k.contract().conventions, subject::noise_stream_of(k));
+  const subject::Batch b = fixtures::materialize_for(spec, k);
   return p.check(LawContext{k, b, fixtures::config_of(spec)});
 }
 
@@ -310,7 +310,7 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     if (p.built)
       for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
     for (const auto& [spec, what] : built) {
-      const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k), k.contract().conventions, subject::noise_stream_of(k));
+      const subject::Batch b = fixtures::materialize_for(spec, k);
       cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
       ++out.cases;
       const std::string failure = p.check(LawContext{k, b, fixtures::config_of(spec)});
@@ -339,7 +339,7 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
       shrink_stopped = true;
       return;
     }
-    const subject::Batch b = fixtures::materialize(spec, subject::noise_of(k), k.contract().conventions, subject::noise_stream_of(k));
+    const subject::Batch b = fixtures::materialize_for(spec, k);
     const kernels::FusedConfig cfg = fixtures::config_of(spec);
     covered |= fixtures::coverage(b, cfg.block_v);
     cells |= fixtures::cells_met(b, cfg.block_v);

@@ -107,6 +107,11 @@ constexpr const char* kNanLogits[] = {"masked", "out_of_contract"};
 // The arithmetic terms named by words: the definition's first.
 constexpr const char* kScaleOps[] = {"multiply", "divide"};
 constexpr const char* kKeyOps[] = {"divide", "reciprocal"};
+// The filters (race/filters.h): what the sampler applies, then its semantics, in their enums' order.
+constexpr const char* kFilters[] = {"none", "top_k,top_p,min_p"};
+constexpr const char* kTopKTies[] = {"keep_all", "exactly_k"};
+constexpr const char* kTopPMass[] = {"top_k_first", "joint"};
+constexpr const char* kFilterTies[] = {"lowest_id", "any"};
 
 /// A count field: a whole number in [0, kMaxCount], or `fallback` when absent.
 int count_field(const Fields& f, const std::string& key, int fallback) {
@@ -116,6 +121,18 @@ int count_field(const Fields& f, const std::string& key, int fallback) {
   if (!(v >= 0 && v <= kMaxCount && v == std::floor(v)))
     throw std::invalid_argument(fmt::format("'{}' = '{}': must be a whole number in [0, {}]", key, it->second, kMaxCount));
   return int(v);
+}
+
+race::FilterSemantics parse_filters(const Fields& f, race::FilterSemantics s) {
+  s.applied = word_field(f, "filters", kFilters, s.applied) == 1;
+  if (!s.applied)
+    for (const char* k : {"top_k_ties", "top_p_mass", "filter_ties", "filter_sum_depth"})
+      if (f.count(k)) throw std::invalid_argument(fmt::format("'{}' is given but 'filters' is not '{}'", k, kFilters[1]));
+  s.top_k_ties = race::TopKTies(word_field(f, "top_k_ties", kTopKTies, int(s.top_k_ties)));
+  s.top_p_mass = race::TopPMass(word_field(f, "top_p_mass", kTopPMass, int(s.top_p_mass)));
+  s.tie_order = race::TieOrder(word_field(f, "filter_ties", kFilterTies, int(s.tie_order)));
+  s.sum_depth = count_field(f, "filter_sum_depth", s.sum_depth);
+  return s;
 }
 
 race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
@@ -155,6 +172,7 @@ void refuse_unknown_fields(const Fields& f, const std::vector<std::string>& othe
 
 oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContract c) {
   c.conventions = parse_conventions(f, c.conventions);
+  c.filters = parse_filters(f, c.filters);
   c.scale_divides = word_field(f, "scale_op", kScaleOps, c.scale_divides) == 1;
   c.key_reciprocal = word_field(f, "key_op", kKeyOps, c.key_reciprocal) == 1;
   c.key_bf16 = word_field(f, "key_dtype", kKeyDtypes, c.key_bf16) == 1;
@@ -219,6 +237,13 @@ Fields contract_fields(const oracle::NumericsContract& c) {
   if (k.eps != race::EpsRule::request) f["eps_rule"] = kEpsRules[int(k.eps)];
   if (k.eps == race::EpsRule::fixed) f["eps_fixed"] = fmt::format("{}", k.eps_fixed);
   if (!k.nan_is_masked) f["nan_logits"] = kNanLogits[1];
+  if (const race::FilterSemantics& s = c.filters; s.applied) {
+    f["filters"] = kFilters[1];
+    f["top_k_ties"] = kTopKTies[int(s.top_k_ties)];
+    f["top_p_mass"] = kTopPMass[int(s.top_p_mass)];
+    f["filter_ties"] = kFilterTies[int(s.tie_order)];
+    if (s.sum_depth > 0) f["filter_sum_depth"] = std::to_string(s.sum_depth);
+  }
   return f;
 }
 
@@ -238,6 +263,12 @@ std::vector<TermWidening> missing_terms(const oracle::NumericsContract& declared
     with([](auto& c) { ++c.rescales; });
   }
   if (declared.order == oracle::ScalingOrder::post) with([](auto& c) { c.order = oracle::ScalingOrder::pre; });
+  // The filters' other semantics (SPEC §6): which one the sampler may follow instead.
+  if (declared.filters.applied) {
+    with([](auto& c) { c.filters.top_p_mass = race::TopPMass(1 - int(c.filters.top_p_mass)); });
+    with([](auto& c) { c.filters.top_k_ties = race::TopKTies(1 - int(c.filters.top_k_ties)); });
+    if (declared.filters.tie_order == race::TieOrder::lowest_id) with([](auto& c) { c.filters.tie_order = race::TieOrder::any; });
+  }
   // Each labelled by the fields it changes, in their one spelling.
   const Fields before = contract_fields(declared);
   std::vector<TermWidening> out;
@@ -295,6 +326,9 @@ std::string describe_contract(const oracle::NumericsContract& c) {
                               c.normalises ? ", normalised by the softmax sum" : "",
                               c.key_reciprocal ? ", key w * (1 / (E + eps))" : "", c.key_bf16 ? ", bf16 keys" : "");
   for (const Deviation& d : deviations(c.conventions)) s += fmt::format("; {} {}", d.term, d.declared);
+  if (const race::FilterSemantics& f = c.filters; f.applied)
+    s += fmt::format("; filters: top-k {}, top-p {}, ties {}{}", kTopKTies[int(f.top_k_ties)], kTopPMass[int(f.top_p_mass)],
+                     kFilterTies[int(f.tie_order)], f.sum_depth > 0 ? fmt::format(", sums of depth {}", f.sum_depth) : "");
   return s;
 }
 

@@ -8,7 +8,10 @@
 /// `key_dtype`, `rescales`, `online_ids`, `normalise`, `key_domain`, `log_ulp`; and its
 /// conventions (docs/CONVENTIONS.md): `greedy_rule` (definition|zero|below,
 /// with `greedy_below`), `eps_rule` (request|none|fixed, with `eps_fixed`),
-/// `nan_logits` (masked|out_of_contract).
+/// `nan_logits` (masked|out_of_contract); its filters (SPEC §6): `filters`
+/// (none|top_k,top_p,min_p: it applies each row's), `top_k_ties`
+/// (keep_all|exactly_k), `top_p_mass` (top_k_first|joint), `filter_ties`
+/// (lowest_id|any), `filter_sum_depth` (additions on a sum's path; 0: V).
 #include <map>
 #include <optional>
 #include <string>
@@ -71,7 +74,8 @@ oracle::NumericsContract default_sampler_contract();
 inline constexpr const char* kContractFieldNames[] = {
     "scaling_order", "exp_ulp",  "div_ulp",   "noise_ulp",   "stages",       "rescales",
     "online_ids",    "normalise", "key_domain", "log_ulp",   "scale_op",     "key_op",
-    "key_dtype",     "greedy_rule", "greedy_below", "eps_rule", "eps_fixed", "nan_logits"};
+    "key_dtype",     "greedy_rule", "greedy_below", "eps_rule", "eps_fixed", "nan_logits",
+    "filters",       "top_k_ties", "top_p_mass", "filter_ties", "filter_sum_depth"};
 /// Refuses (std::invalid_argument naming it and what is allowed) a key of
 /// `f` that is neither a contract field nor one of `other`: a misspelt term
 /// must not leave the sampler judged by a default it did not mean.

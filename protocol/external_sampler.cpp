@@ -71,6 +71,21 @@ std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vecto
     data.push_back(packed(b.noise.data(), noise_rows, V * 4, std::size_t(b.noise_stride) * 4, scratch));
     refs.push_back({"noise", "F32", {noise_rows, b.vocab}, data[2].data, data[2].bytes});
   }
+  if (!b.filters.empty()) {  // SPEC §6: each row's top_k, top_p, min_p, as [rows] tensors
+    scratch.emplace_back(std::size_t(b.rows) * 12);
+    unsigned char* p = scratch.back().data();
+    for (std::int64_t r = 0; r < b.rows; ++r) {
+      const race::RowFilter& f = b.filters[std::size_t(r)];
+      std::memcpy(p + 4 * r, &f.top_k, 4);
+      std::memcpy(p + 4 * (b.rows + r), &f.top_p, 4);
+      std::memcpy(p + 4 * (2 * b.rows + r), &f.min_p, 4);
+    }
+    const std::size_t n = std::size_t(b.rows) * 4;
+    for (int k = 0; k < 3; ++k) data.push_back({p + k * n, n});
+    refs.push_back({"top_k", "I32", {b.rows}, p, n});
+    refs.push_back({"top_p", "F32", {b.rows}, p + n, n});
+    refs.push_back({"min_p", "F32", {b.rows}, p + 2 * n, n});
+  }
   return encode_header(refs, {{"type", "sample"},
                               {"id", std::to_string(id)},
                               {"eps", fmt::format("{:.9g}", b.eps)},

@@ -43,6 +43,9 @@ inline const char* to_string(TieOrder o) { return o == TieOrder::any ? "any" : "
 /// What a filtering sampler declares: the semantics and the numerics of its
 /// filters (oracle/ERROR_MODEL.md, "The filters' boundary").
 struct FilterSemantics {
+  /// The sampler applies each row's top_k, top_p and min_p (a request then
+  /// carries them). false: it filters nothing, and is given no filters.
+  bool applied = false;
   TopKTies top_k_ties = TopKTies::keep_all;
   TopPMass top_p_mass = TopPMass::top_k_first;
   TieOrder tie_order = TieOrder::lowest_id;
@@ -51,7 +54,7 @@ struct FilterSemantics {
   /// scan, about log2(V) for a tree. 0: not stated, V (any order).
   std::int32_t sum_depth = 0;
   constexpr bool operator==(const FilterSemantics& o) const {
-    return top_k_ties == o.top_k_ties && top_p_mass == o.top_p_mass && tie_order == o.tie_order && sum_depth == o.sum_depth;
+    return applied == o.applied && top_k_ties == o.top_k_ties && top_p_mass == o.top_p_mass && tie_order == o.tie_order && sum_depth == o.sum_depth;
   }
   constexpr bool operator!=(const FilterSemantics& o) const { return !(*this == o); }
 };

@@ -21,6 +21,10 @@ _CONVENTION_WORDS = {
     "noise_stream": _streams.STREAMS,
     "stream_layout": ("tensor", "rows"),
     "stream_dtype": ("f32", "bf16"),
+    "filters": ("none", "top_k,top_p,min_p"),
+    "top_k_ties": ("keep_all", "exactly_k"),
+    "top_p_mass": ("top_k_first", "joint"),
+    "filter_ties": ("lowest_id", "any"),
 }
 
 
@@ -28,7 +32,8 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
                     key_dtype=None, rescales=None, online_ids=None, normalise=None, key_domain=None, log_ulp=None,
                     greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
                     noise_stream=None, stream_layout=None, stream_dtype=None, stream_sm_count=None,
-                    stream_threads_per_sm=None):
+                    stream_threads_per_sm=None, filters=None, top_k_ties=None, top_p_mass=None, filter_ties=None,
+                    filter_sum_depth=None):
     """The contract terms and conventions a sampler declares, as protocol
     fields. A term left None is not sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
@@ -48,7 +53,14 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     a torch generator, a numpy replay) in place of the noise tensor, and may
     return (tokens, noise) to echo what it drew. stream_layout "rows" (torch:
     one generator per row), stream_dtype "bf16", stream_sm_count and
-    stream_threads_per_sm (torch's grid, default 132 x 2048)."""
+    stream_threads_per_sm (torch's grid, default 132 x 2048).
+    Filters (SPEC 6): filters "top_k,top_p,min_p" says fn applies each row's;
+    it is then called with filters=Filters(top_k, top_p, min_p) ([rows]
+    arrays, or None for a request without them). top_k_ties "keep_all" (every
+    id tied at the k-th value) or "exactly_k"; top_p_mass "top_k_first" (p
+    measured on the distribution renormalised over the top-k set) or "joint"
+    (on the original); filter_ties "any" (ties at a boundary in any order, not
+    the lowest id first); filter_sum_depth (additions on any sum's path)."""
     fields = {}
     if scaling_order is not None:
         if scaling_order not in ("post", "pre"):
@@ -64,7 +76,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
             raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
         fields["stages"] = str(int(stages))
     for key, v in (("rescales", rescales), ("online_ids", online_ids), ("stream_sm_count", stream_sm_count),
-                   ("stream_threads_per_sm", stream_threads_per_sm)):
+                   ("stream_threads_per_sm", stream_threads_per_sm), ("filter_sum_depth", filter_sum_depth)):
         if v is not None:
             if int(v) != v or int(v) < 0:
                 raise ValueError("%s must be a whole number >= 0, got %r" % (key, v))
@@ -72,7 +84,8 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     for key, v in (("scale_op", scale_op), ("key_op", key_op), ("key_dtype", key_dtype), ("normalise", normalise),
                    ("key_domain", key_domain), ("greedy_rule", greedy_rule), ("eps_rule", eps_rule),
                    ("nan_logits", nan_logits), ("noise_stream", noise_stream), ("stream_layout", stream_layout),
-                   ("stream_dtype", stream_dtype)):
+                   ("stream_dtype", stream_dtype), ("filters", filters), ("top_k_ties", top_k_ties),
+                   ("top_p_mass", top_p_mass), ("filter_ties", filter_ties)):
         if v is not None:
             if v not in _CONVENTION_WORDS[key]:
                 raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
@@ -81,6 +94,31 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
         if v is not None:
             fields[key] = repr(float(v))  # raceoracle refuses it unless its rule is the one that reads it
     return fields
+
+
+class Filters(tuple):
+    """Each row's filters (SPEC 6): top_k (int32; <= 0 or >= V: off), top_p
+    (float32; >= 1: off), min_p (float32; 0: off), as [rows] arrays (numpy, or
+    torch tensors on the device)."""
+
+    __slots__ = ()
+
+    def __new__(cls, top_k, top_p, min_p):
+        return tuple.__new__(cls, (top_k, top_p, min_p))
+
+    top_k = property(lambda self: self[0])
+    top_p = property(lambda self: self[1])
+    min_p = property(lambda self: self[2])
+
+
+def _filters(inputs, tensors, device):
+    if "top_k" not in inputs:
+        return None
+    arrays = [m.as_numpy(inputs[k]) for k in ("top_k", "top_p", "min_p")]
+    if tensors == "torch":
+        import torch
+        arrays = [torch.from_numpy(a.copy()).to(device) for a in arrays]
+    return Filters(*arrays)
 
 
 def _torch_inputs(tensors, device):
@@ -152,7 +190,11 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             if "seeds" in inputs:  # a drawn-noise request: the sampler draws from its declared stream
                 noise = _streams.Draws(fields, m.as_numpy(inputs["seeds"]), m.as_numpy(inputs["offsets"]),
                                        inputs["logits"][1][1])
-            out = fn(logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"]))
+            args = (logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"]))
+            if fields.get("filters", "none") != "none":
+                out = fn(*args, filters=_filters(inputs, tensors, device))
+            else:
+                out = fn(*args)
             tensors_out = {}
             if isinstance(out, tuple):  # (tokens, the noise it drew): raceoracle checks the echo against the stream
                 out, echo = out
@@ -161,7 +203,7 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
                 tensors_out["noise"] = np.ascontiguousarray(echo, dtype=np.float32)
             tensors_out["tokens"] = _numpy_tokens(out)
             m.write_message(write_fd, tensors_out, {"type": "tokens", "id": rid})
-            logits = noise = temps = out = echo = tensors_out = None
+            logits = noise = temps = out = echo = tensors_out = args = None
         except Exception as e:  # the sampler raised on these inputs: an answer raceoracle reports
             traceback.print_exc(file=sys.stderr)
             m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "%s: %s" % (type(e).__name__, e)})

@@ -227,9 +227,9 @@ NumericsContract contract_of(Style s) {
   if (s == Style::sort_ascending) {
     c.order = ScalingOrder::pre;
     c.scale_divides = true;
-    c.filters = {race::TopKTies::keep_all, race::TopPMass::top_k_first, race::TieOrder::any, 0};
+    c.filters = {true, race::TopKTies::keep_all, race::TopPMass::top_k_first, race::TieOrder::any, 0};
   } else {
-    c.filters = {race::TopKTies::exactly_k, race::TopPMass::joint, race::TieOrder::lowest_id, 0};
+    c.filters = {true, race::TopKTies::exactly_k, race::TopPMass::joint, race::TieOrder::lowest_id, 0};
   }
   return c;
 }
