@@ -1,4 +1,4 @@
-"""Filtered races of the field in PyTorch (SPEC §6, ../docs/SPEC.md), each
+"""Filtered races of the field in PyTorch (SPEC §9, ../docs/SPEC.md), each
 served with the semantics it follows declared, so that raceoracle judges it by
 them:
 
@@ -34,9 +34,9 @@ import raceoracle  # noqa: E402
 _SAMPLING_EPS = 1e-5  # vLLM's greedy threshold
 
 VLLM = dict(scaling_order="pre", scale_op="divide", normalise="sum", greedy_rule="below", greedy_below=_SAMPLING_EPS,
-            eps_rule="none", filters="top_k,top_p,min_p", top_k_ties="keep_all", top_p_mass="top_k_first",
+            eps_rule="none", nan_logits="out_of_contract", filters="top_k,top_p,min_p", top_k_ties="keep_all", top_p_mass="top_k_first",
             filter_ties="any")
-JOINT = dict(scaling_order="pre", scale_op="divide", normalise="sum", filters="top_k,top_p,min_p",
+JOINT = dict(scaling_order="pre", scale_op="divide", normalise="sum", nan_logits="out_of_contract", filters="top_k,top_p,min_p",
              top_k_ties="exactly_k", top_p_mass="joint", filter_ties="lowest_id")
 
 

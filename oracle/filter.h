@@ -1,5 +1,5 @@
 #pragma once
-/// The filters of SPEC §6 in float64: a row's kept set under the declared
+/// The filters of SPEC §9 in float64: a row's kept set under the declared
 /// semantics, and the ids whose membership fp32 arithmetic may legitimately
 /// flip (the boundary). The derivation is oracle/ERROR_MODEL.md, "The
 /// filters' boundary".

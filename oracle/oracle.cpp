@@ -65,7 +65,7 @@ void decide_greedy(const RowView& row, float max, Verdict& v) {
   rules::greedy(v, row, token, at);
 }
 
-/// A row with filters (SPEC §6): the race over the kept set; the ambiguity
+/// A row with filters (SPEC §9): the race over the kept set; the ambiguity
 /// grows by every boundary id that can win once fp32 keeps it (ERROR_MODEL.md,
 /// "The filters' boundary"). Rows that are not sampled ignore their filters.
 Verdict decide_filtered(const RowView& row, const NumericsContract& c, const RaceConstants& request) {
@@ -95,6 +95,12 @@ Verdict decide_filtered(const RowView& row, const NumericsContract& c, const Rac
     return decide(m, c, request);
   };
   v = decide_masked(ks.kept);
+  if (v.row_class == RowClass::forced) {  // one id kept: still a sampled row (only a forced row's token is certain)
+    v.row_class = RowClass::sampling;
+    const KeyBound kb = bound_key(row.logit(v.token), row.noise[v.token], s, c);
+    v.key = kb.key;
+    v.rho = kb.rho();
+  }
   v.kept = ks.kept_count;
   v.kept_boundary = std::int64_t(ks.boundary.size());
   if (ks.boundary.empty()) return v;

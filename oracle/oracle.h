@@ -18,7 +18,7 @@ const char* to_string(RowClass c);
 enum class InvalidReason : std::uint8_t {
   none, nan_logit, pos_inf_logit, nan_temperature, inf_temperature, nan_noise, negative_noise, inf_noise,
   zero_noise_without_eps,  ///< a sampler that adds no eps (race::EpsRule::none) divides by a zero draw
-  bad_filter  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §6)
+  bad_filter  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §9)
 };
 const char* to_string(InvalidReason r);
 
@@ -37,7 +37,7 @@ struct Verdict {
   /// sampling: (key - runner_up_key) / key; greedy: the logit difference.
   double gap = 0;
   std::vector<std::int64_t> ambiguous;
-  /// A filtered row (SPEC §6): how many ids the definition keeps, and how many
+  /// A filtered row (SPEC §9): how many ids the definition keeps, and how many
   /// ids' membership fp32 may flip (their race winners are in `ambiguous`). -1: unfiltered.
   std::int64_t kept = -1, kept_boundary = 0;
 

@@ -20,7 +20,7 @@ struct RowView {
   const float* noise = nullptr;
   std::int64_t vocab = 0;
   float temperature = 0.0f;
-  const race::RowFilter* filter = nullptr;  ///< its filters (SPEC §6); nullptr: none
+  const race::RowFilter* filter = nullptr;  ///< its filters (SPEC §9); nullptr: none
 
   double logit(std::int64_t i) const;  ///< widened exactly
 };

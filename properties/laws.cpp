@@ -222,7 +222,12 @@ std::string partials_are_finite(const LawContext& c) {
 
 std::string fused_matches_baseline(const LawContext& c) {
   const subject::Subject& other = partner(c.subject);
-  const Ran a = launch(c.subject, c.batch, c.config), b = launch(other, c.batch, c.config);
+  // A partner that applies no filters (SPEC §9) runs, and is judged, on the rows without them.
+  subject::Batch unfiltered;
+  const bool strip = !c.batch.filters.empty() && !other.contract().filters.applied;
+  if (strip) unfiltered = c.batch, unfiltered.filters.clear();
+  const subject::Batch& theirs_batch = strip ? unfiltered : c.batch;
+  const Ran a = launch(c.subject, c.batch, c.config), b = launch(other, theirs_batch, c.config);
   if (!a.error.empty()) return a.error;
   if (!b.error.empty()) return b.error;
   // Each token judged under its own kernel's contract: the fused kernel's
@@ -230,7 +235,7 @@ std::string fused_matches_baseline(const LawContext& c) {
   // declared arithmetic and conventions (docs/CONVENTIONS.md; the partner,
   // one of raceoracle's kernels, follows SPEC §1's). A split is a defect
   // unless both tokens are explained, each by its own arithmetic.
-  const auto va = c.batch.decide(c.subject.contract()), vb = c.batch.decide(other.contract());
+  const auto va = c.batch.decide(c.subject.contract()), vb = theirs_batch.decide(other.contract());
   for (std::int64_t r = 0; r < c.batch.rows; ++r) {
     const auto ta = a.run.tokens[std::size_t(r)], tb = b.run.tokens[std::size_t(r)];
     const Verdict &mine = va[std::size_t(r)], &theirs = vb[std::size_t(r)];

@@ -1,5 +1,7 @@
 #include "properties/suite.h"
 
+#include "fixtures/filters.h"
+
 #include <fmt/format.h>
 #include <rapidcheck/detail/Configuration.h>
 #include <rapidcheck/detail/Property.h>
@@ -307,6 +309,9 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     // A subject's own greedy rule: rows at its boundary (docs/CONVENTIONS.md).
     if (k.contract().conventions.greedy != race::GreedyRule::definition)
       for (fixtures::CaseSpec& spec : fixtures::boundary_cases()) built.emplace_back(std::move(spec), "declared-boundary case");
+    // A subject that filters: rows at every filter boundary (SPEC §9).
+    if (k.contract().filters.applied)
+      for (fixtures::CaseSpec& spec : fixtures::filter_cases()) built.emplace_back(std::move(spec), "filter-boundary case");
     if (p.built)
       for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
     for (const auto& [spec, what] : built) {

@@ -263,7 +263,7 @@ std::vector<TermWidening> missing_terms(const oracle::NumericsContract& declared
     with([](auto& c) { ++c.rescales; });
   }
   if (declared.order == oracle::ScalingOrder::post) with([](auto& c) { c.order = oracle::ScalingOrder::pre; });
-  // The filters' other semantics (SPEC §6): which one the sampler may follow instead.
+  // The filters' other semantics (SPEC §9): which one the sampler may follow instead.
   if (declared.filters.applied) {
     with([](auto& c) { c.filters.top_p_mass = race::TopPMass(1 - int(c.filters.top_p_mass)); });
     with([](auto& c) { c.filters.top_k_ties = race::TopKTies(1 - int(c.filters.top_k_ties)); });

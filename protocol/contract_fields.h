@@ -8,7 +8,7 @@
 /// `key_dtype`, `rescales`, `online_ids`, `normalise`, `key_domain`, `log_ulp`; and its
 /// conventions (docs/CONVENTIONS.md): `greedy_rule` (definition|zero|below,
 /// with `greedy_below`), `eps_rule` (request|none|fixed, with `eps_fixed`),
-/// `nan_logits` (masked|out_of_contract); its filters (SPEC §6): `filters`
+/// `nan_logits` (masked|out_of_contract); its filters (SPEC §9): `filters`
 /// (none|top_k,top_p,min_p: it applies each row's), `top_k_ties`
 /// (keep_all|exactly_k), `top_p_mass` (top_k_first|joint), `filter_ties`
 /// (lowest_id|any), `filter_sum_depth` (additions on a sum's path; 0: V).

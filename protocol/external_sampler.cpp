@@ -71,7 +71,7 @@ std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vecto
     data.push_back(packed(b.noise.data(), noise_rows, V * 4, std::size_t(b.noise_stride) * 4, scratch));
     refs.push_back({"noise", "F32", {noise_rows, b.vocab}, data[2].data, data[2].bytes});
   }
-  if (!b.filters.empty()) {  // SPEC §6: each row's top_k, top_p, min_p, as [rows] tensors
+  if (!b.filters.empty()) {  // SPEC §9: each row's top_k, top_p, min_p, as [rows] tensors
     scratch.emplace_back(std::size_t(b.rows) * 12);
     unsigned char* p = scratch.back().data();
     for (std::int64_t r = 0; r < b.rows; ++r) {

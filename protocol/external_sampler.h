@@ -90,7 +90,7 @@ class ExternalSampler final : public subject::Subject {
 
 /// The request message for `b` (rows packed): header bytes and data pieces,
 /// which point into `b` or into `scratch`. Drawn noise goes as `seeds` and
-/// `offsets` [rows] U64 in place of the `noise` tensor; row filters (SPEC §6)
+/// `offsets` [rows] U64 in place of the `noise` tensor; row filters (SPEC §9)
 /// as `top_k` I32, `top_p` and `min_p` F32, each [rows].
 std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
                            std::vector<std::vector<unsigned char>>& scratch);

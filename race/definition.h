@@ -130,7 +130,7 @@ struct NumericsContract {
   bool key_bf16 = false;
   /// Where the sampler departs from SPEC §1 (greedy rule, eps, NaN logits).
   Conventions conventions;
-  /// How its filters keep ids, where it filters (SPEC §6).
+  /// How its filters keep ids, where it filters (SPEC §9).
   FilterSemantics filters;
 };
 

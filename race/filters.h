@@ -1,5 +1,5 @@
 #pragma once
-/// The filtered race's vocabulary (docs/SPEC.md §6): a row's top-k, top-p and
+/// The filtered race's vocabulary (docs/SPEC.md §9): a row's top-k, top-p and
 /// min-p, and the semantics a sampler declares where the field's engines
 /// differ. Header-only, free of dependencies: device code includes it.
 #include <cstdint>

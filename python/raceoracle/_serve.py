@@ -54,7 +54,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     return (tokens, noise) to echo what it drew. stream_layout "rows" (torch:
     one generator per row), stream_dtype "bf16", stream_sm_count and
     stream_threads_per_sm (torch's grid, default 132 x 2048).
-    Filters (SPEC 6): filters "top_k,top_p,min_p" says fn applies each row's;
+    Filters (SPEC 9): filters "top_k,top_p,min_p" says fn applies each row's;
     it is then called with filters=Filters(top_k, top_p, min_p) ([rows]
     arrays, or None for a request without them). top_k_ties "keep_all" (every
     id tied at the k-th value) or "exactly_k"; top_p_mass "top_k_first" (p
@@ -97,7 +97,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
 
 
 class Filters(tuple):
-    """Each row's filters (SPEC 6): top_k (int32; <= 0 or >= V: off), top_p
+    """Each row's filters (SPEC 9): top_k (int32; <= 0 or >= V: off), top_p
     (float32; >= 1: off), min_p (float32; 0: off), as [rows] arrays (numpy, or
     torch tensors on the device)."""
 

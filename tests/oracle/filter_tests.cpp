@@ -1,4 +1,4 @@
-// The filters of SPEC §6: the definition's kept set on rows written by hand,
+// The filters of SPEC §9: the definition's kept set on rows written by hand,
 // then the boundary's soundness (no fp32 sampler keeps or drops an id outside
 // it) and tightness (how much of its width fp32 uses), against fp32
 // emulations of the two ways engines filter, over rows whose top_p, top_k and
