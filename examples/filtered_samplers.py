@@ -19,7 +19,8 @@ them:
   mass before an id is < p and its rank is < k (exactly k, the lowest ids
   first), min-p; then the race p / (E + eps). Declared: exactly_k, joint.
 - vllm-top-k-top-p-declared-joint, joint-declared-top-k-first: each sampler
-  declaring the other's semantics, which raceoracle fails, naming the term.
+  declaring the other's semantics, which raceoracle fails, naming the term;
+  vllm-declared-joint-mass: vLLM's declaring only top_p_mass joint.
 - crossing-dropped, params-by-slot: the field's filter defects (the token that
   crosses p dropped; each row's filters read from the next row), killed.
 """
@@ -118,6 +119,7 @@ SAMPLERS = {
     "joint": (joint, JOINT),
     "vllm-top-k-top-p-declared-joint": (vllm_top_k_top_p, dict(VLLM, top_k_ties="exactly_k", top_p_mass="joint",
                                                                filter_ties="lowest_id")),
+    "vllm-declared-joint-mass": (vllm_top_k_top_p, dict(VLLM, top_p_mass="joint")),
     "joint-declared-top-k-first": (joint, dict(JOINT, top_k_ties="keep_all", top_p_mass="top_k_first")),
     "crossing-dropped": (crossing_dropped, VLLM),
     "params-by-slot": (params_by_slot, VLLM),

@@ -249,6 +249,37 @@ std::string fused_matches_baseline(const LawContext& c) {
   return {};
 }
 
+std::string rows_are_independent(const LawContext& c) {
+  const Ran all = launch(c.subject, c.batch, c.config);
+  if (!all.error.empty()) return all.error;
+  const auto v = c.batch.decide(c.subject.contract());
+  // Each row against itself elsewhere: the batch reversed (rows with their
+  // filters, temperatures and seeds), and each row alone. A token may move
+  // only where drawn noise moves with the row's place, and then both must be explained.
+  auto compare = [&](const Batch& other, const std::vector<std::int64_t>& order, const std::string& how) -> std::string {
+    const Ran o = launch(c.subject, other, c.config);
+    if (!o.error.empty()) return o.error;
+    const auto vo = other.decide(c.subject.contract());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::int64_t r = order[k];
+      const auto ta = all.run.tokens[std::size_t(r)], tb = o.run.tokens[k];
+      if (ta == tb || !valid(v[std::size_t(r)])) continue;
+      const bool a_bad = oracle::is_failure(oracle::judge(v[std::size_t(r)], ta, c.batch.vocab));
+      if (a_bad || oracle::is_failure(oracle::judge(vo[k], tb, c.batch.vocab)))
+        return row_report(a_bad ? c.batch : other, a_bad ? r : std::int64_t(k), a_bad ? v[std::size_t(r)] : vo[k], a_bad ? ta : tb,
+                          fmt::format("row {} gave {} in the batch and {} {}: not both explained", r, ta, tb, how));
+    }
+    return {};
+  };
+  std::vector<std::int64_t> reversed(std::size_t(c.batch.rows));
+  for (std::int64_t r = 0; r < c.batch.rows; ++r) reversed[std::size_t(r)] = c.batch.rows - 1 - r;
+  if (c.batch.rows > 1)
+    if (std::string f = compare(c.batch.take_rows(reversed), reversed, "with the rows reversed"); !f.empty()) return f;
+  for (std::int64_t r = 0; r < c.batch.rows && c.batch.rows > 1; ++r)
+    if (std::string f = compare(c.batch.take_rows({r}), {r}, "alone"); !f.empty()) return f;
+  return {};
+}
+
 std::string deterministic(const LawContext& c) {
   const Ran first = launch(c.subject, c.batch, c.config), again = launch(c.subject, c.batch, c.config);
   if (!first.error.empty()) return first.error;

@@ -155,6 +155,17 @@ std::vector<Law> make_laws() {
        .inputs = large_stride,
        .needs = Needs::kernel,
        .case_divisor = 10},
+      {.name = "RowsAreIndependent",
+       .statement = "a row's token, its filters with it, does not depend on the other rows of the batch or their order",
+       .check = rows_are_independent,
+       .inputs = [&] {
+         fixtures::gen::CaseOptions o = rows_of(in_contract);
+         o.min_rows = o.max_rows = 4;  // every case has rows to reverse
+         o.production_vocab = false;
+         return o;
+       }(),
+       .needs = Needs::filters,
+       .case_divisor = 4},
   };
 }
 
@@ -181,6 +192,7 @@ const char* needs_note(Needs n) {
     case Needs::kernel: return "lays out device memory itself: compiled-in kernels only";
     case Needs::partials: return "reads stage-1 partials: fused kernels only";
     case Needs::nan_as_masked: return "the sampler declares rows with a NaN logit out of its contract";
+    case Needs::filters: return "applies no row filters";
   }
   return "?";
 }
@@ -191,6 +203,7 @@ bool Law::applies_to(const subject::Subject& s) const {
     case Needs::kernel: return s.kernel() != nullptr;
     case Needs::partials: return s.kernel() && s.kernel()->has_partials();
     case Needs::nan_as_masked: return s.contract().conventions.nan_is_masked;
+    case Needs::filters: return s.contract().filters.applied;
   }
   return false;
 }

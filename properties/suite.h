@@ -23,6 +23,7 @@ enum class Needs : std::uint8_t {
   kernel,    ///< a compiled-in kernel (it lays out device memory itself)
   partials,  ///< a fused kernel's stage-1 partials
   nan_as_masked,  ///< tokens, from a subject that treats a NaN logit as masked (the definition's convention)
+  filters,        ///< tokens, from a subject that applies row filters (SPEC §9)
 };
 
 /// Why a law does not apply to every subject; "" for Needs::tokens.
