@@ -21,8 +21,9 @@ them:
 - vllm-top-k-top-p-declared-joint, joint-declared-top-k-first: each sampler
   declaring the other's semantics, which raceoracle fails, naming the term;
   vllm-declared-joint-mass: vLLM's declaring only top_p_mass joint.
-- crossing-dropped, params-by-slot: the field's filter defects (the token that
-  crosses p dropped; each row's filters read from the next row), killed.
+- crossing-dropped, params-by-slot, exactly-k-in-large-batches: the field's
+  filter defects (the token that crosses p dropped; each row's filters read
+  from the next row; the tie rule changing with the batch size), killed.
 """
 import os
 import sys
@@ -114,6 +115,23 @@ def params_by_slot(logits, noise, temperatures, eps, greedy_eps, filters=None):
     return vllm_top_k_top_p(logits, noise, temperatures, eps, greedy_eps, filters)
 
 
+def exactly_k_in_large_batches(logits, noise, temperatures, eps, greedy_eps, filters=None):
+    """vLLM's filter, but exactly k at a tie once the batch has 4 rows or more (its Triton path takes over at 8)."""
+    if filters is None or logits.shape[0] < 4:
+        return vllm_top_k_top_p(logits, noise, temperatures, eps, greedy_eps, filters)
+    x = logits.float()
+    greedy = temperatures < _SAMPLING_EPS
+    t = torch.where(greedy, torch.ones_like(temperatures), temperatures)
+    scaled = x / t.unsqueeze(1)
+    V = x.shape[1]
+    k, _, _ = _effective(filters, V)
+    _, idx = scaled.sort(dim=-1, descending=True, stable=True)
+    rank = torch.empty_like(idx).scatter_(1, idx, torch.arange(V).expand_as(idx).contiguous())
+    scaled = vllm_filter(scaled.masked_fill(rank >= k.unsqueeze(1), float("-inf")), filters)
+    sampled = torch.softmax(scaled, dim=-1).div_(noise).argmax(dim=-1)
+    return torch.where(greedy, x.argmax(dim=-1), sampled).to(torch.int32)
+
+
 SAMPLERS = {
     "vllm-top-k-top-p": (vllm_top_k_top_p, VLLM),
     "joint": (joint, JOINT),
@@ -123,6 +141,7 @@ SAMPLERS = {
     "joint-declared-top-k-first": (joint, dict(JOINT, top_k_ties="keep_all", top_p_mass="top_k_first")),
     "crossing-dropped": (crossing_dropped, VLLM),
     "params-by-slot": (params_by_slot, VLLM),
+    "exactly-k-in-large-batches": (exactly_k_in_large_batches, VLLM),
 }
 
 if __name__ == "__main__":

@@ -182,6 +182,35 @@ TEST(ContractFields, EveryFieldWrittenIsKnownAndAMisspeltOneIsRefused) {
                     "'greedy_rul' is no field raceoracle reads");
 }
 
+TEST(FilterSemantics, RoundTripAndRefusalsNameTheField) {
+  for (int ties = 0; ties < 2; ++ties)
+    for (int mass = 0; mass < 2; ++mass)
+      for (int order = 0; order < 2; ++order)
+        for (int depth : {0, 1, 18, 163839}) {
+          oracle::NumericsContract c = default_sampler_contract();
+          c.filters = {true, race::TopKTies(ties), race::TopPMass(mass), race::TieOrder(order), depth};
+          const Fields f = contract_fields(c);
+          EXPECT_EQ(f.at("filters"), "top_k,top_p,min_p");
+          EXPECT_EQ(parse_contract(f).filters, c.filters) << f.at("top_k_ties") << " " << f.at("top_p_mass");
+          EXPECT_NO_THROW(refuse_unknown_fields(f, {}));
+        }
+  EXPECT_FALSE(contract_fields(default_sampler_contract()).count("filters"));  // no filters: no field
+  EXPECT_FALSE(parse_contract({}).filters.applied);
+  expect_refused_by([](const Fields& g) { parse_contract(g); }, {{"top_p_mass", "joint"}},
+                    "'top_p_mass' is given but 'filters' is not 'top_k,top_p,min_p'");
+  expect_refused_by([](const Fields& g) { parse_contract(g); }, {{"filters", "top_k,top_p,min_p"}, {"top_p_mass", "both"}},
+                    "'top_p_mass' = 'both': must be one of 'top_k_first', 'joint'");
+  expect_refused_by([](const Fields& g) { parse_contract(g); }, {{"filters", "top_k"}}, "'filters' = 'top_k'");
+  // The other semantics are what a report tries when a token is unexplained.
+  oracle::NumericsContract c = default_sampler_contract();
+  c.filters.applied = true;
+  std::string labels;
+  for (const TermWidening& w : missing_terms(c)) labels += w.label + "; ";
+  EXPECT_NE(labels.find("top_p_mass = joint"), std::string::npos) << labels;
+  EXPECT_NE(labels.find("top_k_ties = exactly_k"), std::string::npos) << labels;
+  EXPECT_NE(labels.find("filter_ties = any"), std::string::npos) << labels;
+}
+
 TEST(ArithmeticTerms, MalformedOrContradictoryOnesAreRefusedNamingTheField) {
   expect_contract_refused({{"rescales", "-1"}}, "'rescales' = '-1': must be a whole number");
   expect_contract_refused({{"rescales", "1.5"}}, "'rescales' = '1.5'");

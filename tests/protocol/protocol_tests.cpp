@@ -154,6 +154,24 @@ TEST(Request, PacksPaddedRowsAndKeepsASharedNoiseRow) {
     for (int i = 0; i < 5; ++i) EXPECT_EQ(x[std::size_t(r * 5 + i)], float(10 * r + i));
 }
 
+TEST(Request, CarriesEachRowsFiltersWithItsRow) {
+  subject::Batch b = subject::Batch::make(3, 4);
+  b.filters = {{5, 0.9f, 0.0f}, {0, 1.0f, 0.25f}, {-1, 0.5f, 0.0f}};
+  std::vector<Piece> data;
+  std::vector<std::vector<unsigned char>> scratch;
+  const std::string header = encode_request(b, 7, data, scratch);
+  std::string bytes;
+  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
+  const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+  EXPECT_EQ(s.require("top_k").dtype, "I32");
+  EXPECT_EQ(s.require("top_k").as_i64(), (std::vector<std::int64_t>{5, 0, -1}));
+  EXPECT_EQ(s.require("top_p").as_f32(), (std::vector<float>{0.9f, 1.0f, 0.5f}));
+  EXPECT_EQ(s.require("min_p").as_f32(), (std::vector<float>{0.0f, 0.25f, 0.0f}));
+  b.filters.clear();  // a batch without filters sends none
+  encode_request(b, 8, data, scratch);
+  EXPECT_EQ(data.size(), 3u);  // logits, temperatures, noise
+}
+
 /// A sampler command from tests/protocol/misbehaving_sampler.py.
 std::string misbehaving(const std::string& mode) {
   return std::string(RACEORACLE_TEST_PYTHON) + " " + RACEORACLE_TEST_DIR + "/misbehaving_sampler.py " + mode;
