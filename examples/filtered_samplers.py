@@ -126,7 +126,7 @@ def exactly_k_in_large_batches(logits, noise, temperatures, eps, greedy_eps, fil
     V = x.shape[1]
     k, _, _ = _effective(filters, V)
     _, idx = scaled.sort(dim=-1, descending=True, stable=True)
-    rank = torch.empty_like(idx).scatter_(1, idx, torch.arange(V).expand_as(idx).contiguous())
+    rank = torch.empty_like(idx).scatter_(1, idx, torch.arange(V, device=x.device).expand_as(idx).contiguous())
     scaled = vllm_filter(scaled.masked_fill(rank >= k.unsqueeze(1), float("-inf")), filters)
     sampled = torch.softmax(scaled, dim=-1).div_(noise).argmax(dim=-1)
     return torch.where(greedy, x.argmax(dim=-1), sampled).to(torch.int32)
