@@ -36,6 +36,30 @@ void BM_DecideBatch(benchmark::State& state) {
 BENCHMARK(BM_DecideBatch)->Args({256, 2, 100})->Args({256, 1, 100})->Args({256, 2, 0})->Args({16, 2, 70})
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 
+/// Filtered rows (SPEC §9), top_k and top_p of each row as in production
+/// (k = 50, p = 0.9; 0 / 1 leave that filter off), T = 0.7, on 2 threads: the
+/// ratio to the unfiltered row at the same T in the same run is what the kept
+/// set and its boundary cost. Counters: ids on the boundary and ids in the
+/// ambiguity set, per row.
+void BM_DecideFiltered(benchmark::State& state) {
+  const int rows = 64, vocab = 163840;
+  raceoracle::subject::Batch b = make(rows, vocab, 0.7f);
+  const int k = int(state.range(0));
+  const float p = state.range(1) / 100.0f;
+  if (k > 0 || p < 1) b.filters.assign(std::size_t(rows), {k, p, 0.0f});
+  const ro::BatchView v = b.view();
+  std::vector<ro::Verdict> out;
+  for (auto _ : state) benchmark::DoNotOptimize(out = ro::decide_batch(v, ro::NumericsContract{}, {}, 2));
+  double boundary = 0, ambiguous = 0;
+  for (const ro::Verdict& x : out) boundary += double(x.kept_boundary), ambiguous += double(x.ambiguous.size());
+  state.counters["boundary/row"] = boundary / rows;
+  state.counters["ambiguous/row"] = ambiguous / rows;
+  state.SetItemsProcessed(state.iterations() * std::int64_t(rows) * vocab);
+}
+// top_k, top_p x 100 (0, 100: that filter off)
+BENCHMARK(BM_DecideFiltered)->Args({0, 100})->Args({50, 100})->Args({0, 90})->Args({50, 90})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
 /// Replaying a noise stream (oracle/noise_streams.h) over 256 x 163840 on 2
 /// threads: 0 raceoracle-philox, 1 torch's one draw over the batch, 2 torch
 /// with a generator per row.
