@@ -97,6 +97,65 @@ TEST(KeptSet, MinPKeepsAnIdExactlyOnTheThreshold) {
   EXPECT_FALSE(k.kept[2]);
 }
 
+TEST(KeptSet, TheDefinitionsPropertiesHoldOnRandomRows) {
+  // What SPEC §9 says of every kept set, over random rows and filters in both
+  // semantics: never empty, the most probable id in it; top-k keeps at most k
+  // (exactly k) or exactly the ids above the k-th value (keep all); the kept
+  // mass reaches p and is minimal (dropping the least probable kept id falls
+  // below p); min-p keeps exactly the ids at or above its share; joint and
+  // top-k first agree without a top-k; and every set is a prefix of the order.
+  std::mt19937_64 g(race::kCiSeed);
+  std::uniform_int_distribution<int> vocab(1, 200), pick(0, 1 << 20);
+  for (int t = 0; t < 4000; ++t) {
+    Row r;
+    const int V = vocab(g);
+    std::normal_distribution<float> n(0, float(1 + pick(g) % 6));
+    for (int i = 0; i < V; ++i) r.x.push_back(pick(g) % 5 == 0 ? float(pick(g) % 3) : n(g)), r.e.push_back(1.0f);
+    if (pick(g) % 2) for (float& v : r.x) v = race::widen_bf16(race::round_to_bf16(v));
+    r.T = 0.3f + float(pick(g) % 20) / 10;
+    r.f.top_k = pick(g) % 3 ? 1 + pick(g) % V : 0;
+    r.f.top_p = pick(g) % 3 ? float(pick(g) % 1000 + 1) / 1000 : 1.0f;
+    r.f.min_p = pick(g) % 4 ? 0.0f : float(pick(g) % 100) / 100;
+    const race::TopKTies ties = pick(g) % 2 ? race::TopKTies::keep_all : race::TopKTies::exactly_k;
+    const race::TopPMass mass = pick(g) % 2 ? race::TopPMass::joint : race::TopPMass::top_k_first;
+    const KeptSet k = kept_of(r, with(ties, mass));
+    const RowScale s = row_scale(r.view());
+    std::vector<int> ids(static_cast<std::size_t>(V));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return r.x[std::size_t(a)] > r.x[std::size_t(b)]; });
+    auto w = [&](int i) { return std::exp((double(r.x[std::size_t(i)]) - s.row_max) / s.t); };
+    ASSERT_GE(k.kept_count, 1);
+    ASSERT_TRUE(k.kept[std::size_t(ids[0])]) << "the most probable id";
+    for (int q = 1; q < V; ++q)  // a prefix of the definition's order
+      if (k.kept[std::size_t(ids[std::size_t(q)])]) ASSERT_TRUE(k.kept[std::size_t(ids[std::size_t(q - 1)])]) << q;
+    // Each filter alone against the same row.
+    Row only = r;
+    only.f = {r.f.top_k, 1.0f, 0.0f};
+    const std::int64_t by_k = kept_of(only, with(ties, mass)).kept_count;
+    if (r.f.top_k > 0 && r.f.top_k < V) {
+      if (ties == race::TopKTies::exactly_k) EXPECT_EQ(by_k, r.f.top_k);
+      else {
+        const float kth = r.x[std::size_t(ids[std::size_t(r.f.top_k - 1)])];
+        EXPECT_EQ(by_k, std::count_if(r.x.begin(), r.x.end(), [&](float v) { return v >= kth; }));
+      }
+    }
+    only.f = {0, r.f.top_p, 0.0f};
+    const KeptSet by_p = kept_of(only, with(ties, mass));
+    if (r.f.top_p < 1) {
+      double total = 0, kept = 0, last = 0;
+      for (int i = 0; i < V; ++i) total += w(i);
+      for (int i = 0; i < V; ++i)
+        if (by_p.kept[std::size_t(i)]) kept += w(i), last = last == 0 ? w(i) : std::min(last, w(i));  // the least probable kept
+      EXPECT_GE(kept / total, double(r.f.top_p) * (1 - 1e-12)) << "kept mass reaches p";
+      EXPECT_LT((kept - last) / total, double(r.f.top_p) * (1 + 1e-12)) << "and is minimal";
+      EXPECT_EQ(kept_of(only, with(ties, race::TopPMass::joint)).kept, by_p.kept) << "no top-k: the semantics agree";
+    }
+    only.f = {0, 1.0f, r.f.min_p};
+    const KeptSet by_m = kept_of(only, with(ties, mass));
+    for (int i = 0; i < V; ++i) EXPECT_EQ(bool(by_m.kept[std::size_t(i)]), w(i) >= double(r.f.min_p)) << i;
+  }
+}
+
 TEST(FilteredVerdict, NeutralFiltersAreTheUnfilteredRace) {
   std::mt19937 g(7);
   std::normal_distribution<float> n(0, 3);
