@@ -46,18 +46,28 @@ constexpr bool drawn_only(Defect d) {
 using DrawnDefects = DefectSet<Defect::none, kDrawnOnly[0], kDrawnOnly[1], kDrawnOnly[2]>;
 static_assert(std::size(kDrawnOnly) == 3, "DrawnDefects lists every entry of kDrawnOnly");
 
-inline constexpr std::size_t kTensorDefectCount = std::size(kAllDefects) - std::size(kDrawnOnly);
+/// The defects of the filtered race alone (SPEC §9): a kernel without filters
+/// has no mass, crossing or per-row filter to get wrong.
+inline constexpr Defect kFilterOnly[] = {Defect::joint_mass, Defect::crossing_dropped, Defect::topk_exactly_k,
+                                         Defect::filters_row0, Defect::mass_bf16};
+constexpr bool filter_only(Defect d) {
+  for (Defect x : kFilterOnly)
+    if (x == d) return true;
+  return false;
+}
+
+inline constexpr std::size_t kTensorDefectCount = std::size(kAllDefects) - std::size(kDrawnOnly) - std::size(kFilterOnly);
 constexpr std::array<Defect, kTensorDefectCount> tensor_defects() {
   std::array<Defect, kTensorDefectCount> out{};
   std::size_t n = 0;
   for (Defect d : kAllDefects)
-    if (!drawn_only(d)) out[n++] = d;
+    if (!drawn_only(d) && !filter_only(d)) out[n++] = d;
   return out;
 }
 inline constexpr auto kTensorDefects = tensor_defects();
 template <std::size_t... I>
 DefectSet<kTensorDefects[I]...> tensor_set(std::index_sequence<I...>);
-/// Every defect but the drawn-noise ones, `none` first: the fused kernel that reads its noise.
+/// Every defect but the drawn-noise and filter ones, `none` first: the fused kernel that reads its noise.
 using TensorDefects = decltype(tensor_set(std::make_index_sequence<kTensorDefectCount>{}));
 
 /// The one runtime-to-compile-time dispatch: calls f(std::integral_constant<

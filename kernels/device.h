@@ -50,6 +50,17 @@ __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
 #endif
 }
 
+/// Lane `lane - delta`'s value (the lane's own where that is below 0), within
+/// a warp (every lane participates).
+template <class T>
+__device__ __forceinline__ T shfl_up(T v, unsigned delta) {
+#if defined(RACEORACLE_CUDA_DEVICE)
+  return __shfl_up_sync(0xffffffffu, v, delta);
+#else
+  return __shfl_up(v, delta);
+#endif
+}
+
 /// Approximations the stage-1 screen ranks candidates with (fused.hip); no
 /// key that is stored comes from them. Their documented accuracy is what the
 /// screen's proof uses:

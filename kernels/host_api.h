@@ -26,6 +26,9 @@ struct SampleArgs {
   const std::uint64_t* offsets = nullptr;  ///< [rows]: each row's Philox offset (drawn noise)
   const float* temperatures = nullptr;  ///< [rows]
   std::int32_t* tokens = nullptr;       ///< [rows], written
+  /// [rows]: each row's top-k, top-p and min-p (SPEC §9), read by the filtered
+  /// kernels alone; null: no row is filtered.
+  const race::RowFilter* filters = nullptr;
   float eps = race::kDefaultEps;
   float greedy_eps = race::kDefaultGreedyEps;
 };
@@ -79,5 +82,20 @@ inline constexpr int kBaselineRaceThreads = 1024;
 /// 4-byte words (baseline_scratch_bytes).
 Status sample_baseline(const SampleArgs& a, Defect d, void* scratch);
 std::size_t baseline_scratch_bytes(std::int64_t rows, std::int64_t vocab);
+
+/// The filtered race (SPEC §9; kernels/FILTERED.md): one workgroup of this
+/// many threads per row in both filtered kernels.
+inline constexpr int kFilteredThreads = 256;
+/// The defects the fused filtered kernel is built with: the field's filter
+/// bugs (FILTER_ONLY in kernels/defect.h), and a tie rule.
+using FilteredDefects = DefectSet<Defect::none, Defect::joint_mass, Defect::crossing_dropped, Defect::topk_exactly_k,
+                                  Defect::filters_row0, Defect::mass_bf16, Defect::high_id_tie>;
+/// The fused filtered race: each filter's threshold found by a bitwise search
+/// over the logits' ordered bits (no sort), then the race over the kept ids.
+Status sample_filtered_select(const SampleArgs& a, Defect d);
+/// Its baseline as engines write it: sort each row by logit (a stable radix
+/// sort), cumulative sum, mask, race. `scratch`: filtered_sort_scratch_bytes.
+Status sample_filtered_sort(const SampleArgs& a, void* scratch);
+std::size_t filtered_sort_scratch_bytes(std::int64_t rows, std::int64_t vocab);
 
 }  // namespace raceoracle::kernels

@@ -129,15 +129,46 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
   return Best{from_ordered(c.key), int(D == Defect::high_id_tie ? ~c.id : c.id)};
 }
 
-/// The block's float sum; every thread gets the same value (the butterfly
-/// adds the same two operands in every lane: IEEE addition commutes).
-template <Defect D>
-__device__ float block_sum(float v, float* smem) {
-  auto reduce_warp = [](float x) {
+/// The block's sum (float or unsigned); every thread gets the same value (the
+/// butterfly adds the same two operands in every lane: IEEE addition
+/// commutes).
+template <Defect D, class T>
+__device__ T block_sum(T v, T* smem) {
+  auto reduce_warp = [](T x) {
     for (int m = device::warp_size() / 2; m > 0; m /= 2) x += device::shfl_xor(x, m);
     return x;
   };
-  return block_reduce<D>(v, smem, reduce_warp, 0.0f);
+  return block_reduce<D>(v, smem, reduce_warp, T(0));
+}
+
+/// The block's exclusive prefix sum in thread order (float or unsigned): thread
+/// t gets v_0 + ... + v_{t-1} (0 for thread 0) and `total` the sum of all.
+/// Within a warp a Kogge-Stone scan (log2(warp) additions on a value's path),
+/// then each thread adds the totals of the warps before it in order. `smem`
+/// holds one value per warp (at most 32); the barrier at the end lets the
+/// caller reuse it.
+template <class T>
+__device__ T block_exclusive_scan(T v, T* smem, T& total) {
+  const int w = device::warp_size();
+  const int warp = int(threadIdx.x) / w, lane = int(threadIdx.x) % w;
+  const int warps = (int(blockDim.x) + w - 1) / w;
+  T x = v;  // inclusive within the warp
+  for (int d = 1; d < w; d *= 2) {
+    const T y = device::shfl_up(x, unsigned(d));
+    if (lane >= d) x += y;
+  }
+  T before = device::shfl_up(x, 1u);  // exclusive within the warp
+  if (lane == 0) before = T(0);
+  if (lane == w - 1) smem[warp] = x;
+  __syncthreads();
+  T base = T(0);
+  total = T(0);
+  for (int k = 0; k < warps; ++k) {
+    if (k == warp) base = total;
+    total += smem[k];
+  }
+  __syncthreads();  // every warp has read smem
+  return warp == 0 ? before : base + before;
 }
 
 /// The two largest of a set of values that are >= +0 and never NaN: `top`,

@@ -55,6 +55,18 @@ Status run_baseline(const Kernel& k, const SampleArgs& a, bool synchronize) {
   return s;
 }
 
+Status run_filtered(const Kernel& k, const SampleArgs& a, bool synchronize) {
+  Status s;
+  if (k.family == Family::fused_filtered) {
+    s = sample_filtered_select(a, k.defect);
+  } else {
+    if (std::string e = check_args(a); !e.empty()) return Status::error(e);
+    s = sample_filtered_sort(a, at_least(t_ws.scratch, filtered_sort_scratch_bytes(a.rows, a.vocab)));
+  }
+  if (s.ok && synchronize) device_synchronize();
+  return s;
+}
+
 Kernel make(std::string name, Family f, ScalingOrder o, Defect d, NoiseSource n = NoiseSource::tensor) {
   return Kernel{std::move(name), f, o, d, n};
 }
@@ -86,10 +98,20 @@ race::NumericsContract Kernel::contract() const {
   // thread loads at most once per kBaselineRaceThreads ids (one id at a time
   // in an unaligned row), plus the vector tail's load and the block's rescale;
   // then it divides by the row's sum.
-  c.rescales = family == Family::fused ? 1 : 2;
+  c.rescales = family == Family::fused ? 1 : family == Family::baseline ? 2 : 0;
   if (family == Family::baseline) {
     c.online_ids = kBaselineRaceThreads;
     c.normalises = true;
+  }
+  // The filtered kernels race on the row's max (no rescale), rank by the
+  // logit, keep every id tied at the k-th (keep_all), measure top-p on the
+  // top-k set (top_k_first), order ties by id, and sum in any order
+  // (kernels/FILTERED.md).
+  if (filters()) {
+    c.filters.applied = true;
+    c.filters.top_k_ties = race::TopKTies::keep_all;
+    c.filters.top_p_mass = race::TopPMass::top_k_first;
+    c.filters.tie_order = race::TieOrder::lowest_id;
   }
   c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
 #if defined(RACEORACLE_BACKEND_CPU)
@@ -105,7 +127,13 @@ race::NumericsContract Kernel::contract() const {
 
 Status Kernel::run(const SampleArgs& a, const RunOptions& o) const {
   try {
-    return family == Family::fused ? run_fused(*this, a, o) : run_baseline(*this, a, o.synchronize);
+    switch (family) {
+      case Family::fused: return run_fused(*this, a, o);
+      case Family::baseline: return run_baseline(*this, a, o.synchronize);
+      case Family::fused_filtered:
+      case Family::sort_filtered: return run_filtered(*this, a, o.synchronize);
+    }
+    return Status::error(name + ": unknown kernel family");
   } catch (const std::exception& e) {
     return Status::error(name + ": " + e.what());
   }
@@ -117,6 +145,8 @@ const std::vector<Kernel>& kernels() {
       make("fused-pre", Family::fused, ScalingOrder::pre, Defect::none),
       make("baseline", Family::baseline, ScalingOrder::pre, Defect::none),
       make("fused-philox", Family::fused, ScalingOrder::post, Defect::none, NoiseSource::drawn),
+      make("fused-filtered", Family::fused_filtered, ScalingOrder::post, Defect::none),
+      make("sort-filtered", Family::sort_filtered, ScalingOrder::post, Defect::none),
   };
   return k;
 }
@@ -127,6 +157,7 @@ const std::vector<Kernel>& mutants() {
     add_mutants<TensorDefects>(v, "fused-post");
     add_mutants<DrawnDefects>(v, "fused-philox");
     add_mutants<BaselineDefects>(v, "baseline");
+    add_mutants<FilteredDefects>(v, "fused-filtered");
     return v;
   }();
   return m;

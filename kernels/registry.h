@@ -11,7 +11,9 @@
 
 namespace raceoracle::kernels {
 
-enum class Family : std::uint8_t { fused, baseline };
+/// fused: two launches over tiles (stage-1 partials); baseline: five launches;
+/// fused_filtered, sort_filtered: the filtered race (SPEC §9), one launch.
+enum class Family : std::uint8_t { fused, baseline, fused_filtered, sort_filtered };
 
 /// Host copies of the fused kernel's stage-1 partials, [rows, tiles].
 struct HostPartials {
@@ -31,7 +33,7 @@ struct RunOptions {
 };
 
 struct Kernel {
-  std::string name;  ///< "fused-post", "fused-pre", "baseline", "fused-philox", "fused-post~no_m_safe", ...
+  std::string name;  ///< "fused-post", "fused-pre", "baseline", "fused-philox", "fused-filtered", "fused-post~no_m_safe", ...
   Family family = Family::fused;
   ScalingOrder order = ScalingOrder::post;
   Defect defect = Defect::none;
@@ -39,6 +41,7 @@ struct Kernel {
 
   bool is_mutant() const { return defect != Defect::none; }
   bool has_partials() const { return family == Family::fused; }
+  bool filters() const { return family == Family::fused_filtered || family == Family::sort_filtered; }
   race::NumericsContract contract() const;
   /// Launch and wait. Errors (bad arguments, HIP failures) come back in Status.
   Status run(const SampleArgs& a, const RunOptions& o = {}) const;

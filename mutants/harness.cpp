@@ -42,7 +42,7 @@ PairOutcome from_result(const properties::Law& p, const subject::Subject& m, con
 /// (no usable device in this process, say), the pair is a crash, with why.
 std::string preflight(const subject::Subject& m) {
   if (!m.kernel()) return {};  // an external sampler: its client names every failure to run
-  const kernels::Kernel* real = kernels::find_kernel(m.kernel()->family == kernels::Family::fused ? "fused-post" : "baseline");
+  const kernels::Kernel* real = kernels::find_kernel(kernels::real_kernel_name(*m.kernel()));
   const subject::KernelRun run = subject::run_kernel(*real, subject::Batch::make(2, 300));
   return run.status.ok ? std::string() : real->name + " itself failed to run here: " + run.status.message;
 }

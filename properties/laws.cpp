@@ -72,10 +72,14 @@ std::string each_row(const LawContext& c, const std::string& what, Bad bad) {
 bool is_fused(const subject::Subject& s) { return s.kernel() && s.kernel()->family == kernels::Family::fused; }
 
 const subject::Subject& partner(const subject::Subject& s) {
-  // The fused kernels and external samplers are compared with the baseline;
-  // the baseline with fused-post.
-  const bool baseline = s.kernel() && s.kernel()->family == kernels::Family::baseline;
-  return subject::subject_of(*kernels::find_kernel(baseline ? "fused-post" : "baseline"));
+  // The fused kernels and external samplers are compared with the baseline,
+  // the baseline with fused-post; the filtered kernels with each other.
+  const kernels::Family f = s.kernel() ? s.kernel()->family : kernels::Family::fused;
+  const char* other = f == kernels::Family::baseline         ? "fused-post"
+                      : f == kernels::Family::fused_filtered ? "sort-filtered"
+                      : f == kernels::Family::sort_filtered  ? "fused-filtered"
+                                                             : "baseline";
+  return subject::subject_of(*kernels::find_kernel(other));
 }
 
 bool valid(const Verdict& v) { return v.row_class != RowClass::invalid; }
@@ -390,9 +394,13 @@ std::string sentinel_escapes_visibly(const LawContext& c) {
 }
 
 std::string large_stride_rows(const LawContext& c) {
-  // The case's rows, stored 2^31 + 64 elements apart: row 2 starts past 2^32
-  // elements, where 32-bit offsets wrap. Only the rows' pages are touched.
-  const Batch& b = c.batch;
+  // The case's rows (its first kLargeStrideRows), stored 2^31 + 64 elements
+  // apart: row 2 starts past 2^32 elements, where 32-bit offsets wrap. Only
+  // the rows' pages are touched.
+  constexpr std::int64_t kLargeStrideRows = 4;
+  std::vector<std::int64_t> first;
+  for (std::int64_t r = 0; r < std::min(c.batch.rows, kLargeStrideRows); ++r) first.push_back(r);
+  const Batch b = c.batch.rows > kLargeStrideRows ? c.batch.take_rows(first) : c.batch;
   const std::int64_t stride = (std::int64_t(1) << 31) + 64, slack = 4096;
   const std::size_t esize = oracle::size_of(b.dtype);
   const std::size_t total = std::size_t((b.rows - 1) * stride + b.vocab + slack) * esize;
@@ -408,6 +416,8 @@ std::string large_stride_rows(const LawContext& c) {
     kernels::DeviceArray<std::int32_t> tokens(std::size_t(b.rows));
     kernels::SampleArgs a = subject::device_args(b, logits.get(), stride, noise.get(), temps.get(), tokens.get());
     seeds.attach(k, a);
+    const subject::DeviceFilters filters = subject::upload_filters(k, b);
+    filters.attach(a);
     kernels::RunOptions o;
     o.config = c.config;
     const kernels::Status s = k.run(a, o);

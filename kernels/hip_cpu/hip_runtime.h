@@ -128,6 +128,12 @@ T __shfl_down(T v, unsigned delta, int width = warpSize) {
   const int src = (lane % width) + int(delta) < width ? lane + int(delta) : lane;
   return ::hipcpu::shfl(v, src);
 }
+template <class T>
+T __shfl_up(T v, unsigned delta, int width = warpSize) {
+  const int lane = ::hipcpu::detail::lane_id();
+  const int src = (lane % width) >= int(delta) ? lane - int(delta) : lane;
+  return ::hipcpu::shfl(v, src);
+}
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 // expf, floorf, fmaxf: glibc's, from <math.h> (expf within 1 ulp).

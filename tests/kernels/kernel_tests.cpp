@@ -205,6 +205,35 @@ TEST_P(KernelVsOracle, ProductionShape) {
   Batch b = make(256, 163840);
   fixtures::fill_llm_like(b, 3);
   for (std::int64_t r = 0; r < 256; ++r) b.temperatures[std::size_t(r)] = r % 4 == 0 ? 0.0f : 0.25f * float(r % 8);
+  // A filtering kernel gets production's filters: vLLM's defaults in use, top-k 50 and top-p 0.9, and a min-p.
+  if (GetParam().kernel->filters())
+    for (std::int64_t r = 0; r < 256; ++r) b.filters.push_back({r % 3 == 2 ? 0 : 50, r % 3 == 1 ? 1.0f : 0.9f, r % 5 == 0 ? 0.05f : 0.0f});
+  expect_agreement(b);
+}
+
+TEST_P(KernelVsOracle, FilteredRowsAtEveryVocab) {
+  if (!GetParam().kernel->filters()) GTEST_SKIP() << GetParam().kernel->name << " applies no row filters";
+  for (std::int64_t V : kVocabs) {
+    Batch b = make(8, V, V % 7);
+    fixtures::fill_llm_like(b, std::uint64_t(V) + 11, {.sigma = 3.0f});
+    b.temperatures = {0.7f, 1.0f, 0.1f, 2.0f, 0.0f, 1.0f, 0.5f, 1.3f};
+    const auto k = std::int32_t(V);
+    b.filters = {{50, 0.9f, 0.0f}, {1, 1.0f, 0.0f}, {0, 0.5f, 0.0f}, {0, 1.0f, 0.1f},
+                 {5, 0.5f, 0.05f}, {k - 1, 0.999f, 0.0f}, {3, 1e-6f, 0.0f}, {k, 1.0f, 1.0f}};
+    expect_agreement(b);
+  }
+}
+
+TEST_P(KernelVsOracle, FilteredTiesAtTheKthValueAndOnTheMass) {
+  // A bf16 plateau: 40 ids tied at the top value, 200 at the next; top-k and
+  // top-p cut inside each plateau (keep_all keeps every tied id at k; top-p
+  // keeps the tied ids lowest first while the mass before each is < p).
+  if (!GetParam().kernel->filters()) GTEST_SKIP() << GetParam().kernel->name << " applies no row filters";
+  Batch b = make(6, 1000);
+  for (std::int64_t r = 0; r < 6; ++r)
+    for (std::int64_t i = 0; i < 1000; ++i) b.x(r, i) = i % 25 == 3 ? 2.0f : i % 5 == 1 ? 1.0f : -4.0f;
+  b.temperatures = {1.0f, 1.0f, 0.5f, 1.0f, 1.0f, 2.0f};
+  b.filters = {{10, 1.0f, 0.0f}, {45, 1.0f, 0.0f}, {0, 0.3f, 0.0f}, {0, 0.75f, 0.0f}, {45, 0.9f, 0.0f}, {0, 1.0f, 0.5f}};
   expect_agreement(b);
 }
 
