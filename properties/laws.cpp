@@ -397,7 +397,7 @@ std::string large_stride_rows(const LawContext& c) {
   // The case's rows (its first kLargeStrideRows), stored 2^31 + 64 elements
   // apart: row 2 starts past 2^32 elements, where 32-bit offsets wrap. Only
   // the rows' pages are touched.
-  constexpr std::int64_t kLargeStrideRows = 4;
+  constexpr std::int64_t kLargeStrideRows = 3;
   std::vector<std::int64_t> first;
   for (std::int64_t r = 0; r < std::min(c.batch.rows, kLargeStrideRows); ++r) first.push_back(r);
   const Batch b = c.batch.rows > kLargeStrideRows ? c.batch.take_rows(first) : c.batch;

@@ -182,6 +182,80 @@ TEST(BlockReduce, SumIsTheSameInEveryThreadAndWithinSummationError) {
     }
 }
 
+__global__ void count_kernel(const unsigned* v, unsigned* out) {
+  __shared__ unsigned smem[32];
+  out[threadIdx.x] = block_sum<Defect::none>(v[threadIdx.x], smem);
+}
+
+/// Counts (the filtered kernels' searches) are exact, in every thread.
+TEST(BlockReduce, CountIsExactInEveryThread) {
+  ScheduleGuard g;
+  std::mt19937 rng(8);
+  for (int ws : {32, 64})
+    for (int threads : {64, 192, 256, 1024}) {
+      hipcpu::config().warp_size = ws;
+      const auto n = static_cast<std::size_t>(threads);
+      std::vector<unsigned> v(n), out(n);
+      unsigned exact = 0;
+      for (auto& x : v) exact += (x = rng() % 1000);
+      hipLaunchKernelGGL(count_kernel, dim3(1), dim3(threads), 0, nullptr, v.data(), out.data());
+      ASSERT_EQ(hipGetLastError(), hipSuccess);
+      for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(out[t], exact) << ws << " " << threads << " " << t;
+    }
+}
+
+template <class T>
+__global__ void scan_kernel(const T* v, T* out, T* totals) {
+  __shared__ T smem[32];
+  T total;
+  out[threadIdx.x] = block_exclusive_scan(v[threadIdx.x], smem, total);
+  totals[threadIdx.x] = total;
+  // The scan may run again at once on the same smem (its closing barrier).
+  T again;
+  const T second = block_exclusive_scan(v[threadIdx.x], smem, again);
+  if (second != out[threadIdx.x] || again != total) out[threadIdx.x] = T(12345);
+}
+
+/// The exclusive scan in thread order (the sort's digit offsets: exact for
+/// counts; the cumulative sum's mass before each chunk: within fp32
+/// summation's error, the same total in every thread), at thread counts
+/// that are not whole warps of both widths, under both warp sizes and
+/// shuffled schedules.
+TEST(BlockScan, ExclusivePrefixInThreadOrderUnderBothWarpSizes) {
+  ScheduleGuard g;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (int ws : {32, 64})
+    for (int threads : {64, 192, 256, 960, 1024}) {
+      hipcpu::config().warp_size = ws;
+      hipcpu::config().schedule_seed = std::uint64_t(threads * 3 + ws);
+      const auto n = static_cast<std::size_t>(threads);
+      std::vector<unsigned> u(n), uo(n), ut(n);
+      for (auto& x : u) x = rng() % 17;
+      hipLaunchKernelGGL(scan_kernel<unsigned>, dim3(1), dim3(threads), 0, nullptr, u.data(), uo.data(), ut.data());
+      ASSERT_EQ(hipGetLastError(), hipSuccess);
+      unsigned run = 0;
+      for (std::size_t t = 0; t < n; ++t) {
+        ASSERT_EQ(uo[t], run) << ws << " " << threads << " " << t;
+        run += u[t];
+      }
+      for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(ut[t], run) << t;
+      std::vector<float> f(n), fo(n), ft(n);
+      for (auto& x : f) x = rng() % 4 == 0 ? 0.0f : unit(rng);
+      hipLaunchKernelGGL(scan_kernel<float>, dim3(1), dim3(threads), 0, nullptr, f.data(), fo.data(), ft.data());
+      ASSERT_EQ(hipGetLastError(), hipSuccess);
+      double exact = 0;
+      for (std::size_t t = 0; t < n; ++t) {
+        // A value's path: log2(warp) additions in the warp, then the warps before it in order.
+        const double depth = std::log2(double(ws)) + double(threads / ws) + 1;
+        ASSERT_LE(std::abs(double(fo[t]) - exact), exact * depth * 0x1p-24) << ws << " " << threads << " " << t;
+        exact += double(f[t]);
+      }
+      for (std::size_t t = 0; t < n; ++t) ASSERT_EQ(std::bit_cast<std::uint32_t>(ft[t]), std::bit_cast<std::uint32_t>(ft[0]));
+      EXPECT_LE(std::abs(double(ft[0]) - exact), exact * 64 * 0x1p-24);
+    }
+}
+
 __global__ void top_two_kernel(const float* tops, const float* seconds, TopTwo* out) {
   __shared__ TopTwoBits smem[32];
   const int t = int(threadIdx.x);
