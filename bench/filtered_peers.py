@@ -3,18 +3,25 @@
 kernel is to be compared with (docs/SPEC.md §9, examples/filtered_samplers.py).
 
     python3 bench/filtered_peers.py [--rows 1 64 256] [--vocab 163840] [--top-k 50] [--top-p 0.9]
+                                    [--raceoracle build/nvidia/cli/raceoracle]
 
 Per cell: rows x V bf16 logits N(0, 3^2), fp32 Exp(1) noise, T = 0.7, every
 row filtered by top_k and top_p; the sampler called eagerly from Python
 (vLLM's apply_top_k_top_p then its race; a joint sort-based filter; the
 unfiltered race beside them), 10 warm-up calls, then --samples samples of
 --per-sample calls between two CUDA events: median, min and max microseconds
-per call.
+per call. With --raceoracle, that build's `bench` times its filtered kernels
+(fused-filtered, sort-filtered) in the same call at the same shapes and
+filters (its own LLM-like rows, T = 0.7 and a quarter of the rows greedy:
+bench/kernel_timing.cpp), and their rows join the table.
 """
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 
 import torch
 
@@ -33,6 +40,7 @@ def main():
     ap.add_argument("--top-p", type=float, default=0.9)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--per-sample", type=int, default=10)
+    ap.add_argument("--raceoracle", help="a raceoracle build: its filtered kernels' `bench` joins the table")
     a = ap.parse_args()
     if not torch.cuda.is_available():
         raise SystemExit("filtered_peers.py: needs a CUDA device")
@@ -65,6 +73,22 @@ def main():
                 z.synchronize()
                 times.append(s.elapsed_time(z) * 1000 / a.per_sample)
             print(f"{name:18} {rows:>5} {statistics.median(times):>9.1f} {min(times):>9.1f} {max(times):>9.1f}")
+    if a.raceoracle:
+        for c in raceoracle_cells(a):
+            print(f"{c['kernel']:18} {c['rows']:>5} {c['median_us']:>9.1f} {c['min_us']:>9.1f} {c['max_us']:>9.1f}")
+
+
+def raceoracle_cells(a):
+    """`raceoracle bench --json` of the filtered kernels at these shapes and filters."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        cmd = [a.raceoracle, "bench", "--kernels", "fused-filtered", "sort-filtered", "--dtypes", "bf16",
+               "--vocab", str(a.vocab), "--rows", *map(str, a.rows), "--top-k", str(a.top_k), "--top-p", str(a.top_p),
+               "--samples", str(a.samples), "--launches", str(a.per_sample), "--json", out]
+        print("$ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            return json.load(f)["results"]
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ struct KernelTiming::Pool {
   kernels::DeviceArray<float> noise, temps;
   kernels::DeviceArray<std::uint64_t> seeds, offsets;  ///< per row: what a kernel that draws its noise reads
   kernels::DeviceArray<std::int32_t> tokens;
+  kernels::DeviceArray<race::RowFilter> filters;  ///< per row: what a kernel that filters reads
 
-  Pool(std::int64_t rows_, std::int64_t vocab_) : rows(rows_), vocab(vocab_) {
+  Pool(std::int64_t rows_, std::int64_t vocab_, const race::RowFilter& filter) : rows(rows_), vocab(vocab_) {
     logits = kernels::DeviceArray<unsigned char>(std::size_t(rows * vocab * 4));
     noise = kernels::DeviceArray<float>(std::size_t(rows * vocab));
     tokens = kernels::DeviceArray<std::int32_t>(std::size_t(rows));
@@ -41,6 +42,7 @@ struct KernelTiming::Pool {
     for (std::size_t i = 0; i < s.size(); ++i) s[i] = 0x9E3779B97F4A7C15ull * (i + 1), off[i] = i << 33;
     seeds = kernels::DeviceArray<std::uint64_t>(s);
     offsets = kernels::DeviceArray<std::uint64_t>(off);
+    filters = kernels::DeviceArray<race::RowFilter>(std::vector<race::RowFilter>(s.size(), filter));
   }
   /// Fresh LLM-like rows (fixtures/llm_like.h), generated for a block of rows
   /// on the host and tiled over the pool on the device.
@@ -59,7 +61,7 @@ struct KernelTiming::Pool {
     }
     kernels::device_synchronize();
   }
-  kernels::SampleArgs window(oracle::Dtype dtype, std::int64_t r, std::int64_t i) const {
+  kernels::SampleArgs window(const kernels::Kernel& k, oracle::Dtype dtype, std::int64_t r, std::int64_t i) const {
     const std::int64_t windows = std::max<std::int64_t>(1, rows / r), w = i % windows;
     kernels::SampleArgs a;
     a.logits = logits.get() + std::size_t(w * r * vocab) * oracle::size_of(dtype);
@@ -73,6 +75,7 @@ struct KernelTiming::Pool {
     a.offsets = offsets.get() + w * r;
     a.temperatures = temps.get() + w * r;
     a.tokens = tokens.get();
+    if (k.filters()) a.filters = filters.get() + w * r;
     return a;
   }
 };
@@ -91,7 +94,7 @@ KernelTiming::KernelTiming(TimingSettings s) : s_(std::move(s)) {
   device_.l2_bytes = kernels::device_l2_bytes();
   device_.pool_rows = std::max<std::int64_t>(
       2 * max_rows, cpu ? 0 : std::int64_t(4 * device_.l2_bytes / std::size_t(s_.vocab * 2)) + 1);
-  pool_ = std::make_unique<Pool>(device_.pool_rows, s_.vocab);
+  pool_ = std::make_unique<Pool>(device_.pool_rows, s_.vocab, s_.filter);
 
   // The device's copy bandwidth (bytes read + written), and two empty launches.
   const std::size_t copy_bytes = std::size_t(device_.pool_rows * s_.vocab * 4) / 2;
@@ -121,7 +124,7 @@ std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r)
     const kernels::Kernel& k = *kernels::find_kernel(name);
     std::int64_t next = 0;  // one cursor for the warm-up and every sample: never back to window 0
     auto launch = [&](int) {
-      const kernels::Status st = k.run(pool_->window(dtype, r, next++), run);
+      const kernels::Status st = k.run(pool_->window(k, dtype, r, next++), run);
       if (!st.ok) throw std::runtime_error(name + ": " + st.message);
     };
     kernels::time_launches(launch, std::min(s_.per_sample, 5));  // warm-up

@@ -22,6 +22,9 @@ struct TimingSettings {
   /// Every logit 0 instead of LLM-like rows: every id can win, so a kernel
   /// that draws its noise draws all of it (its worst case).
   bool flat = false;
+  /// Every row's filters for a kernel that applies them (SPEC §9; the others
+  /// race unfiltered). Default: none.
+  race::RowFilter filter;
 };
 
 struct Stats {

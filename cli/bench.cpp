@@ -40,6 +40,9 @@ int bench(const BenchOptions& o) {
               static_cast<long long>(s.vocab), s.block_v, s.flat ? "flat (every logit 0)" : "LLM-like", s.samples,
               s.per_sample, static_cast<long long>(d.pool_rows), double(d.pool_rows * s.vocab * 8) / 1e6,
               double(d.l2_bytes) / 1e6);
+  if (race::filtered(s.filter, s.vocab))
+    std::printf("filters (the kernels that apply them): top_k=%d top_p=%g min_p=%g\n", s.filter.top_k, double(s.filter.top_p),
+                double(s.filter.min_p));
   std::printf("device copy bandwidth: %.0f GB/s (median of %zu, read + write)\n", d.copy_bandwidth / 1e9, d.copy_samples);
   std::printf("two empty launches: %.2f us median [%.2f .. %.2f]\n\n", d.two_empty_launches.median,
               d.two_empty_launches.min, d.two_empty_launches.max);
@@ -67,6 +70,7 @@ int bench(const BenchOptions& o) {
   if (o.json.empty()) return 0;
   const nlohmann::json report{{"backend", kernels::backend_name()}, {"device", kernels::device_description()},
                               {"vocab", s.vocab}, {"block_v", s.block_v}, {"rows_like", s.flat ? "flat" : "llm"},
+                              {"top_k", s.filter.top_k}, {"top_p", s.filter.top_p}, {"min_p", s.filter.min_p},
                               {"samples", s.samples}, {"launches_per_sample", s.per_sample},
                               {"copy_bandwidth_bytes_per_s", d.copy_bandwidth},
                               {"two_empty_launches_us", d.two_empty_launches.median},

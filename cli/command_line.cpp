@@ -302,6 +302,12 @@ CommandLine::CommandLine()
   o.bn->add_option("--block-v", o.bo.timing.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
   o.bn->add_option("--json", o.bo.json, "write the results as JSON")->check(kWritableFile);
   o.bn->add_flag("--flat", o.bo.timing.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
+  o.bn->add_option("--top-k", o.bo.timing.filter.top_k, "every row's top-k, for the kernels that filter (default 0: off)")
+      ->check(CLI::Range(0, 1 << 30));
+  o.bn->add_option("--top-p", o.bo.timing.filter.top_p, "every row's top-p, for the kernels that filter (default 1: off)")
+      ->check(CLI::Range(0x1p-126, 1.0));
+  o.bn->add_option("--min-p", o.bo.timing.filter.min_p, "every row's min-p, for the kernels that filter (default 0: off)")
+      ->check(CLI::Range(0.0, 1.0));
 
   o.l = app_.add_subcommand("list", "list kernels, mutants and laws");
 }
