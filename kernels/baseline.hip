@@ -22,39 +22,6 @@ constexpr int kRaceThreads = kBaselineRaceThreads;
 static_assert(kThreads % kBlockMultiple == 0 && kRaceThreads % kBlockMultiple == 0, "every warp full (race.h)");
 constexpr int kChunk = 4096;  // ids per program of the top-1 select
 
-/// Calls f(id0, n, logits, noise) for the ids of a row each thread visits,
-/// `n` (at most kVec) consecutive ids from id0 at a time: where the row (and
-/// its noise, when read) starts 16-byte aligned, whole vectors of 16 bytes of
-/// logits go first, vector k to thread k % THREADS; the ids past the last
-/// whole vector, or a whole unaligned row, one at a time. `e` null: no noise
-/// read, 1 passed. A thread visits its ids in increasing order.
-template <int THREADS, class Logit, class F>
-__device__ __forceinline__ void for_each_vector(const Logit* x, const float* e, std::int64_t n, F f) {
-  constexpr int kVec = 16 / int(sizeof(Logit));
-  const std::int64_t whole = aligned16(x) && (!e || aligned16(e)) ? n / kVec : 0;
-  for (std::int64_t k = threadIdx.x; k < whole; k += THREADS) {
-    float v[kVec], ev[kVec];
-    load_vector<kVec>(x + k * kVec, v);
-    if (e) load_vector<kVec>(e + k * kVec, ev);
-    else
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) ev[j] = 1.0f;
-    f(k * kVec, kVec, v, ev);
-  }
-  for (std::int64_t i = whole * kVec + threadIdx.x; i < n; i += THREADS) {
-    float v[kVec] = {load_logit(x + i)}, ev[kVec] = {e ? e[i] : 1.0f};
-    f(i, 1, v, ev);
-  }
-}
-
-/// Calls f(id, logit, noise) for every id a thread visits (for_each_vector's order).
-template <int THREADS, class Logit, class F>
-__device__ __forceinline__ void for_each_id(const Logit* x, const float* e, std::int64_t n, F f) {
-  for_each_vector<THREADS>(x, e, n, [&](std::int64_t id0, int count, const float* v, const float* ev) {
-    for (int j = 0; j < count; ++j) f(id0 + j, v[j], ev[j]);
-  });
-}
-
 /// A thread's online race: the running max of its scaled logits, its best
 /// key and its sum of exp, both relative to that max.
 struct Online {

@@ -1,6 +1,7 @@
 #pragma once
 /// What the two filtered kernels share (SPEC §9; kernels/FILTERED.md): a row
-/// as one workgroup of THREADS threads walks it, its filters as read, the
+/// as one workgroup of THREADS threads walks it (race.h's for_each_id: 16-byte
+/// vectors where aligned), its filters as read, the
 /// rank key the filters order ids by, the weight they sum, the greedy argmax
 /// and the race over a kept set.
 #include <climits>
@@ -69,7 +70,8 @@ struct Cut {
 template <int THREADS, Defect D, class Logit>
 __device__ int row_argmax(const Logit* x, std::int64_t n, OrderedBest* smem) {
   Best best = no_candidate();
-  for (std::int64_t i = threadIdx.x; i < n; i += THREADS) best = BetterOf<D>{}(best, Best{load_logit(x + i), int(i)});
+  for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
+                       [&](std::int64_t i, float v, float) { best = BetterOf<D>{}(best, Best{v, int(i)}); });
   return block_best<D>(best, smem).idx;
 }
 
@@ -77,7 +79,7 @@ __device__ int row_argmax(const Logit* x, std::int64_t n, OrderedBest* smem) {
 template <int THREADS, Defect D, class Logit>
 __device__ float row_max(const Logit* x, std::int64_t n, unsigned* smem) {
   float m = -INFINITY;
-  for (std::int64_t i = threadIdx.x; i < n; i += THREADS) m = MaxOf<D>{}(m, load_logit(x + i));
+  for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t, float v, float) { m = MaxOf<D>{}(m, v); });
   return block_max<D>(m, smem);
 }
 

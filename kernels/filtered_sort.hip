@@ -84,8 +84,9 @@ __global__ __launch_bounds__(THREADS) void filtered_sort_kernel(SortArgs s) {
   const RowFilters f = read_filters<D>(a, row);
   Best best = no_candidate();
   if (!f.any() || !(m > -INFINITY && m < INFINITY)) {
-    for (std::int64_t i = threadIdx.x; i < n; i += THREADS)
-      best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(load_logit(x + i), m_safe, inv_t, e[i], a.eps), int(i)});
+    for_each_id<THREADS>(x, e, n, [&](std::int64_t i, float xi, float ei) {
+      best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(xi, m_safe, inv_t, ei, a.eps), int(i)});
+    });
   } else {
     // 1. Sort: keys descending by logit (NaN last), ids ascending within a key.
     const std::size_t plane = std::size_t(a.rows) * std::size_t(n);
@@ -94,10 +95,10 @@ __global__ __launch_bounds__(THREADS) void filtered_sort_kernel(SortArgs s) {
     unsigned* keys2 = ids + plane;
     unsigned* ids2 = keys2 + plane;
     constexpr unsigned kMask = kKeyBits<Logit> == 32 ? ~0u : (1u << kKeyBits<Logit>) - 1u;
-    for (std::int64_t i = threadIdx.x; i < n; i += THREADS) {
-      keys[i] = ~rank_key<Logit>(load_logit(x + i)) & kMask;
+    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t i, float v, float) {
+      keys[i] = ~rank_key<Logit>(v) & kMask;
       ids[i] = unsigned(i);
-    }
+    });
     __syncthreads();
     static_assert(kKeyBits<Logit> / kDigitBits % 2 == 0, "an even number of passes leaves the result in the first buffer");
     for (int shift = 0; shift < kKeyBits<Logit>; shift += 2 * kDigitBits) {

@@ -134,6 +134,15 @@ T __shfl_up(T v, unsigned delta, int width = warpSize) {
   const int src = (lane % width) >= int(delta) ? lane - int(delta) : lane;
   return ::hipcpu::shfl(v, src);
 }
+/// A fiber runs until it reaches a barrier or a warp exchange, so no other
+/// thread of the block can interleave with a read-modify-write: a plain add
+/// is atomic here.
+template <class T>
+T atomicAdd(T* p, T v) {
+  const T old = *p;
+  *p = old + v;
+  return old;
+}
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
 // expf, floorf, fmaxf: glibc's, from <math.h> (expf within 1 ulp).
