@@ -43,7 +43,9 @@ PairOutcome from_result(const properties::Law& p, const subject::Subject& m, con
 std::string preflight(const subject::Subject& m) {
   if (!m.kernel()) return {};  // an external sampler: its client names every failure to run
   const kernels::Kernel* real = kernels::find_kernel(kernels::real_kernel_name(*m.kernel()));
-  const subject::KernelRun run = subject::run_kernel(*real, subject::Batch::make(2, 300));
+  subject::Batch b = subject::Batch::make(2, 300);
+  if (real->noise == kernels::NoiseSource::drawn) b.draw_noise(0);  // a kernel that draws its noise needs seeds
+  const subject::KernelRun run = subject::run_kernel(*real, b);
   return run.status.ok ? std::string() : real->name + " itself failed to run here: " + run.status.message;
 }
 
