@@ -26,8 +26,10 @@ SUBJECTS = {
     # One template for both scaling orders (race.h holds what differs) and both noise sources.
     "kernels/fused.hip": ["fused-post", "fused-philox"],
     "kernels/baseline.hip": ["baseline"],
+    "kernels/filtered_select.hip": ["fused-filtered"],
+    "kernels/filtered_sort.hip": ["sort-filtered"],
 }
-ALL_SUBJECTS = ["fused-post", "fused-pre", "fused-philox", "baseline"]
+ALL_SUBJECTS = ["fused-post", "fused-pre", "fused-philox", "baseline", "fused-filtered", "sort-filtered"]
 DETECTED = ("Killed", "Timeout", "RuntimeError")
 # What a sanitizer build prints when it stops a run (UBSan is built not to recover).
 SANITIZER_REPORTS = (("ERROR: AddressSanitizer", "AddressSanitizer"), ("runtime error:", "UndefinedBehaviorSanitizer"))
