@@ -400,7 +400,9 @@ std::string large_stride_rows(const LawContext& c) {
   constexpr std::int64_t kLargeStrideRows = 3;
   std::vector<std::int64_t> first;
   for (std::int64_t r = 0; r < std::min(c.batch.rows, kLargeStrideRows); ++r) first.push_back(r);
-  const Batch b = c.batch.rows > kLargeStrideRows ? c.batch.take_rows(first) : c.batch;
+  Batch head;  // only a case of more rows is copied
+  if (c.batch.rows > kLargeStrideRows) head = c.batch.take_rows(first);
+  const Batch& b = c.batch.rows > kLargeStrideRows ? head : c.batch;
   const std::int64_t stride = (std::int64_t(1) << 31) + 64, slack = 4096;
   const std::size_t esize = oracle::size_of(b.dtype);
   const std::size_t total = std::size_t((b.rows - 1) * stride + b.vocab + slack) * esize;
