@@ -91,11 +91,13 @@ def cmd_run(a):
     data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
     earlier = resumed(a, mutants)
     t0 = time.monotonic()
-    base, reached = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir, a.jobs)
+    baseline = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir, a.jobs)
     wall = time.monotonic() - t0
-    timeout = a.timeout or max(30.0, 5 * base)
+    base = sum(b["seconds"] for b in baseline.values())
+    timeout = (lambda m: a.timeout) if a.timeout else runner.time_limit(baseline)
+    chosen = [runner.judged_on(m, baseline) for m in chosen]
     uncovered = {m["key"]: {"status": "NoCoverage", "killedBy": [], "seconds": 0}
-                 for m in chosen if "id" in m and m["id"] not in reached and m["key"] not in earlier}
+                 for m in chosen if "id" in m and not m["subjects"] and m["key"] not in earlier}
     uncovered.update({k: r for k, r in earlier.items() if r["status"] == "NoCoverage"})
     chosen_run = [m for m in chosen if m["key"] not in uncovered]
     if a.skip_equivalent:
@@ -109,7 +111,7 @@ def cmd_run(a):
     print(f"mutate: {len([m for m in chosen if 'id' in m])} mutants ({len(uncovered)} never reached by the suite), "
           f"{len(equivalent)} analysed as equivalent and not run, "
           f"seed {a.seed}, {a.cases} cases, {a.jobs} at a time; the unmutated suite takes {base:.1f} s "
-          f"({wall:.1f} s as {a.jobs} shards), the limit is {timeout:.0f} s")
+          f"({wall:.1f} s, a subject a run); {runner.describe_reach(chosen_run, baseline, a.timeout)}")
     sys.stdout.flush()
     start = time.monotonic()
     record = {"seed": a.seed, "cases": a.cases, "part": a.part, "mutants": fingerprint(mutants)}
@@ -210,9 +212,11 @@ def cmd_seeds(a):
     sanitizer_kills(a, pending, results)
     if pending:
         data_dir = os.environ.get("RACEORACLE_DATA_DIR") or ROOT
-        base, _ = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir, a.jobs)
-        timeout = a.timeout or max(30.0, 5 * base)
-        print(f"mutate: the unmutated suite takes {base:.1f} s, the limit is {timeout:.0f} s")
+        baseline = runner.unmutated_run(a.exe, a.seed, a.cases, 600, data_dir, a.jobs)
+        timeout = (lambda m: a.timeout) if a.timeout else runner.time_limit(baseline)
+        pending = [runner.judged_on(m, baseline) for m in pending]
+        print(f"mutate: the unmutated suite takes {sum(b['seconds'] for b in baseline.values()):.1f} s; "
+              f"{runner.describe_reach(pending, baseline, a.timeout)}")
         killed_over_seeds(a, pending, results, timeout, data_dir, done, save)
     complete = {m["key"]: done[m["key"]] for m in killed if len(done.get(m["key"], {})) == a.seeds}
     rates = kill_rates(complete)
@@ -419,7 +423,8 @@ def main():
     r.add_argument("--seed", type=int, default=CI_SEED)
     r.add_argument("--cases", type=int, default=100)
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    r.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 5x the unmutated run, >= 30)")
+    r.add_argument("--timeout", type=float, default=0,
+                   help="seconds per mutant (default: 5x the unmutated run on the subjects it runs on, >= 30)")
     r.add_argument("--sample", type=int, default=0, help="run a fixed sample of this many mutants")
     r.add_argument("--only", nargs="*", help="run these mutant keys")
     r.add_argument("--only-file", help="run the mutant keys listed in this file, one a line")
@@ -444,7 +449,8 @@ def main():
     k.add_argument("--cases", type=int, default=100)
     k.add_argument("--seeds", type=int, default=10, help="run at seeds 1..N (default 10)")
     k.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    k.add_argument("--timeout", type=float, default=0, help="seconds per run (default: 5x the unmutated run, >= 30)")
+    k.add_argument("--timeout", type=float, default=0,
+                   help="seconds per run (default: 5x the unmutated run on the subjects it runs on, >= 30)")
     k.add_argument("--json", required=True, help="the seeds measured so far: read if it exists, written after each run")
     x = sub.add_parser("rekey", help="move survivors.json's analyses through the kernel edits since a revision")
     x.add_argument("--since", required=True, help="the git revision the analyses were written for")

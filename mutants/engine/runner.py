@@ -57,18 +57,18 @@ def sample(mutants, n):
 SANITIZER_CHECK = ["--properties", "TokensInRange"]
 
 
-def _command(exe, m, seed, cases, report, sanitizer=False, shard=None):
+def _command(exe, m, seed, cases, report, sanitizer=False):
     how = SANITIZER_CHECK if sanitizer else ["--fail-fast"]
-    part = ["--shard", shard] if shard else []
-    return [exe, "check", "--backend", "cpu", "--kernels", *subjects_for(m["file"]), "--no-mutants", "--no-agreement",
-            "--no-save-failures", "--no-corpus", *how, *part, "--seed", str(seed), "--cases", str(cases),
+    return [exe, "check", "--backend", "cpu", "--kernels", *m.get("subjects", subjects_for(m["file"])), "--no-mutants",
+            "--no-agreement", "--no-save-failures", "--no-corpus", *how, "--seed", str(seed), "--cases", str(cases),
             "--json", report]
 
 
-def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env=None, shard=None):
-    """One mutant: its status, the properties that killed it, seconds.
-    `sanitizer`: the sanitizer pass's run (exe is the sanitizer build);
-    `shard`: "I/N", that part of the suite alone (`check --shard`)."""
+def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env=None):
+    """One mutant: its status, the properties that killed it, seconds. It
+    runs on m["subjects"] where given (the subjects that reach its site, from
+    `judged_on`), else on every subject of its file. `sanitizer`: the
+    sanitizer pass's run (exe is the sanitizer build)."""
     with tempfile.TemporaryDirectory(prefix="raceoracle-mutant-") as tmp:
         report = os.path.join(tmp, "check.json")
         env = dict(os.environ, RACEORACLE_MUTANT=str(m.get("id", 0)), **(SANITIZER_ENV if sanitizer else {}),
@@ -76,7 +76,7 @@ def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env
         if data_dir:
             env["RACEORACLE_DATA_DIR"] = data_dir
         start = time.monotonic()
-        command = _command(exe, m, seed, cases, report, sanitizer, shard)
+        command = _command(exe, m, seed, cases, report, sanitizer)
         p = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env=env, start_new_session=True, text=True, errors="replace")
         try:
@@ -110,6 +110,7 @@ def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env
 
 def run_all(exe, mutants, seed, cases, jobs, timeout_s, data_dir=None, progress=print, save=None, sanitizer=False):
     """Runs `mutants` (those with an id) `jobs` at a time; returns {key: result}.
+    `timeout_s`: seconds, or a function of the mutant giving them.
     `save(results)`, when given, is called after each mutant (a long run that
     is stopped keeps what it found)."""
     return run_jobs(exe, [(m, seed) for m in mutants if "id" in m], cases, jobs, timeout_s, data_dir, progress, save,
@@ -120,7 +121,8 @@ def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, k
     results = {}
     done = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(run_one, exe, m, s, cases, timeout_s, data_dir, sanitizer): (m, s) for m, s in jobs_list}
+        limit = timeout_s if callable(timeout_s) else lambda m: timeout_s
+        futures = {pool.submit(run_one, exe, m, s, cases, limit(m), data_dir, sanitizer): (m, s) for m, s in jobs_list}
         for f in concurrent.futures.as_completed(futures):
             m, s = futures[f]
             r = results[key(m, s)] = f.result()
@@ -134,29 +136,46 @@ def run_jobs(exe, jobs_list, cases, jobs, timeout_s, data_dir, progress, save, k
 
 def unmutated_run(exe, seed, cases, timeout_s, data_dir=None, jobs=1):
     """The schemata with no mutant switched on must pass: else every kill is
-    void. Returns its seconds (the shards' sum: what one serial run takes, the
-    measure a mutant's time limit is set by) and the ids of the sites it ran
-    (coverage): a mutant whose site never runs cannot be killed by this suite
-    (NoCoverage). It runs as `jobs` shards side by side (`check --shard`, which
-    together run exactly the whole suite), each writing its own coverage."""
+    void. It runs once per subject, `jobs` at a time, each run writing the
+    ids of the sites it ran (coverage). Returns {subject: {"seconds",
+    "reached"}}: a mutant is judged on the subjects that reach its site
+    (`judged_on`), within a limit set by their seconds (`time_limit`); one
+    that no subject reaches cannot be killed by this suite (NoCoverage).
+    (`check --kernels A B` runs each law on each kernel from the same seed,
+    so a mutant's run on some subjects is exactly their part of the whole.)"""
     with tempfile.TemporaryDirectory(prefix="raceoracle-coverage-") as tmp:
-        paths = [os.path.join(tmp, f"reached-{i}") for i in range(jobs)]
-
-        def shard(i):
-            return run_one(exe, {"file": "", "key": "none"}, seed, cases, timeout_s, data_dir,
-                           extra_env={"RACEORACLE_MUTANT_COVERAGE": paths[i]}, shard=f"{i}/{jobs}" if jobs > 1 else None)
+        def one(subject):
+            path = os.path.join(tmp, "reached-" + subject)
+            r = run_one(exe, {"file": "", "key": "none", "subjects": [subject]}, seed, cases, timeout_s, data_dir,
+                        extra_env={"RACEORACLE_MUTANT_COVERAGE": path})
+            if r["status"] != "Survived":
+                raise RuntimeError(f"the schemata build without a mutant does not pass the suite on {subject} "
+                                   f"({r['status']}: {r.get('detail') or r['killedBy']}); fix that first")
+            with open(path) as f:
+                return {"seconds": r["seconds"], "reached": {int(x) for x in f.read().split()}}
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            runs = list(pool.map(shard, range(jobs)))
-        for r in runs:
-            if r["status"] != "Survived":
-                raise RuntimeError(f"the schemata build without a mutant does not pass the suite ({r['status']}: "
-                                   f"{r.get('detail') or r['killedBy']}); fix that first")
-        reached = set()
-        for path in paths:
-            with open(path) as f:
-                reached |= {int(x) for x in f.read().split()}
-    return sum(r["seconds"] for r in runs), reached
+            return dict(zip(ALL_SUBJECTS, pool.map(one, ALL_SUBJECTS)))
+
+
+def judged_on(m, baseline):
+    """m with "subjects": those of its file whose unmutated run reached its site (none: NoCoverage)."""
+    return dict(m, subjects=[s for s in subjects_for(m["file"]) if m.get("id") in baseline[s]["reached"]])
+
+
+def time_limit(baseline, floor=30.0):
+    """A mutant's limit: 5x what its subjects take unmutated, at least `floor` seconds."""
+    return lambda m: max(floor, 5 * sum(baseline[s]["seconds"] for s in m["subjects"]))
+
+
+def describe_reach(mutants, baseline, timeout=0):
+    """One line: on how many subjects the mutants run, and their time limits."""
+    n = [len(m["subjects"]) for m in mutants if m.get("subjects")]
+    if not n:
+        return "no mutant to run"
+    limits = [timeout] if timeout else [time_limit(baseline)(m) for m in mutants if m.get("subjects")]
+    return (f"each runs on the subjects that reach its site ({min(n)} to {max(n)} of {len(ALL_SUBJECTS)}, "
+            f"{sum(n) / len(n):.1f} on average), limit {min(limits):.0f} to {max(limits):.0f} s")
 
 
 def unmutated_sanitizer_run(exe, seed, cases, timeout_s, data_dir=None):

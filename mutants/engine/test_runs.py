@@ -8,6 +8,12 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MUTATE = os.path.join(HERE, "mutate.py")
+sys.path.insert(0, HERE)
+import runner  # noqa: E402
+
+# The unmutated run: once per subject. Each mutant then runs on the subjects that reached its site.
+UNMUTATED = [("0", "7", s) for s in runner.ALL_SUBJECTS]
+EVERY = ",".join(runner.ALL_SUBJECTS)
 
 
 def mutant(i):
@@ -84,23 +90,24 @@ def test_resume_refuses_a_run_at_another_seed():
 
 FAKE_SUITE = r'''#!PYTHON
 """Stands in for raceoracle-schemata check: mutant 2 survives seed 3, every
-other mutant fails a law; each call is logged as "mutant seed [shard]"."""
+other mutant fails a law; each call is logged as "mutant seed kernels". The
+unmutated run reaches sites 1, 2 and 3 on fused-post, site 1 elsewhere."""
 import json, os, sys
 args = sys.argv
 seed, report = args[args.index("--seed") + 1], args[args.index("--json") + 1]
+kernels = args[args.index("--kernels") + 1:args.index("--no-mutants")]
 mutant = os.environ["RACEORACLE_MUTANT"]
-shard = args[args.index("--shard") + 1] if "--shard" in args else ""
 with open(os.environ["FAKE_LOG"], "a") as f:
-    f.write(f"{mutant} {seed} {shard}\n")
+    f.write(f"{mutant} {seed} {','.join(kernels)}\n")
 if mutant == "0":
     if "RACEORACLE_MUTANT_COVERAGE" in os.environ:
         with open(os.environ["RACEORACLE_MUTANT_COVERAGE"], "w") as f:
-            f.write("1 2 3")
+            f.write("1 2 3" if kernels == ["fused-post"] else "1")
     sys.exit(0)
 if mutant == "2" and seed == "3":
     sys.exit(0)
 with open(report, "w") as f:
-    json.dump({"properties": [{"property": "TokensInRange", "kernel": "fused-post", "result": "fail"}]}, f)
+    json.dump({"properties": [{"property": "TokensInRange", "kernel": kernels[0], "result": "fail"}]}, f)
 sys.exit(1)
 '''
 
@@ -132,10 +139,10 @@ def test_seeds_measures_each_detected_mutant_and_resumes_from_its_file():
                        "seeds": 4, "by_seed": {"kernels/x.hip:1": {"1": "Killed", "2": "Killed"}}}, f)
         r = seeds()
         assert r.returncode == 0, r.stdout + r.stderr
-        # The unmutated run (two shards at --jobs 2), then only the pairs not yet measured
-        # (mutant 3 survived the run: no seeds).
-        assert calls() == ([("0", "7", "0/2"), ("0", "7", "1/2"), ("1", "3"), ("1", "4")]
-                           + [("2", str(s)) for s in range(1, 5)])
+        # The unmutated run, then only the pairs not yet measured (mutant 3
+        # survived the run: no seeds); mutant 2 on fused-post alone, the one subject that reaches it.
+        assert calls() == sorted(UNMUTATED + [("1", "3", EVERY), ("1", "4", EVERY)]
+                                 + [("2", str(s), "fused-post") for s in range(1, 5)])
         assert "1 of 2 measured mutants detected at every seed" in r.stdout
         assert "4/5  kernels/x.hip:2  (missed at seeds [3])" in r.stdout
         os.remove(log)
@@ -171,11 +178,11 @@ def test_skip_equivalent_runs_no_equivalent_and_builds_the_sanitizer_pass_only_w
         # Every run mutant killed: the equivalent one never runs, nothing is built.
         r = run("7", "--min-score", "0")
         assert r.returncode == 0, r.stdout + r.stderr
-        assert calls() == [("0", "7", "0/2"), ("0", "7", "1/2"), ("2", "7"), ("3", "7")]
+        assert calls() == sorted(UNMUTATED + [("2", "7", "fused-post"), ("3", "7", "fused-post")])
         assert not os.path.exists(built)
         assert "equivalent (not run): a reason" in r.stdout
         # Mutant 2 survives seed 3 without an analysis: the sanitizer build is made and runs it.
         r = run("3", "--min-score", "0")
         assert os.path.exists(built), r.stdout + r.stderr
-        assert ("1", "3") not in calls() and calls().count(("2", "3")) == 2, r.stdout + r.stderr
+        assert calls().count(("2", "3", "fused-post")) == 2 and not [c for c in calls() if c[0] == "1"], r.stdout + r.stderr
         assert r.returncode == 1 and "1 survivor(s) without an analysis" in r.stdout
