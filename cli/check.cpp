@@ -29,7 +29,7 @@ std::vector<const subject::Subject*> subjects_of(const CheckOptions& o,
   std::vector<const subject::Subject*> out;
   if (o.sampler.given()) {
     try {
-      sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
+      sampler = start_replayable(o.sampler);
     } catch (const protocol::Breakdown& e) {
       std::printf("sampler %s: %s\n", protocol::to_string(e.kind), e.what());
       return out;

@@ -14,6 +14,7 @@
 #include "cli/bench.h"
 #include "cli/commands.h"
 #include "cli/divergence.h"
+#include "cli/frequency.h"
 #include "cli/verify.h"
 #include "io/files.h"
 #include "kernels/device_memory.h"
@@ -31,8 +32,10 @@ struct CommandLine::Options {
   VerifyOptions ver;
   BenchOptions bo;
   MergeOptions merge;
-  std::string backend, dtype = "bf16", div_dtype = "bf16";
-  CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr;
+  FrequencyOptions freq;
+  std::string backend, dtype = "bf16", div_dtype = "bf16", freq_dtype = "bf16";
+  CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr,
+           *f = nullptr;
 };
 
 namespace {
@@ -284,6 +287,26 @@ CommandLine::CommandLine()
                            "--no-kernels"})
     dumps->excludes(solo);
 
+  o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");
+  add_sampler_options(o.f, o.freq.sampler, "the sampler (docs/SAMPLER_PROTOCOL.md; its hello declares randomness = own)");
+  o.f->get_option("--sampler")->required();
+  analysis::FrequencyStudy& fs = o.freq.study;
+  o.f->add_option("--rows", fs.rows, "rows (default 8: analysis/frequency_study.h says what each holds)")->check(CLI::Range(1, 65535));
+  o.f->add_option("--vocab", fs.vocab, "vocabulary size (default 163840)")->check(CLI::Range(1, 1 << 30));
+  o.f->add_option("--dtype", o.freq_dtype, "logit dtype (default bf16)")->check(CLI::IsMember({"bf16", "f32"}));
+  o.f->add_option("--seed", fs.seed, "seed of the rows and of the seeds each request carries (default: the CI seed)")->check(kSeed);
+  o.f->add_option("--draws", fs.law.draws, "the most draws per row (default 2^20)")->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 40));
+  o.f->add_option("--first-look", fs.law.first_look, "draws per row at the first look; each next look has 4x (default 4096)")
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 40));
+  o.f->add_option("--alpha", fs.law.alpha, "family-wise false-alarm rate of the run (default 1e-6)")->check(finite_in(0.0, 0.5, true));
+  o.f->add_option("--power", fs.law.power, "the detection probability the power report states (default 0.99)")
+      ->check(finite_in(0.5, 0.999999));
+  o.f->add_option("--resolution", fs.law.resolution,
+                  "stop once every row would see this binned total-variation distance (default 0: run every look)")
+      ->check(finite_in(0.0, 0.5));
+  o.f->add_option("--min-expected", fs.law.min_expected, "a bin's least expected count (default 16)")->check(finite_in(1.0, 1e9));
+  o.f->add_option("--json", o.freq.json, "write the machine-readable report to this file")->check(kWritableFile);
+
   o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
   o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
   o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file")->check(kWritableFile);
@@ -322,6 +345,10 @@ void CommandLine::parse(int argc, const char* const* argv) {
   o.div.study.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
   if (*o.d) require_fits("divergence", o.div.study.rows, o.div.study.vocab);
+  if (*o.f) {
+    o.freq.study.dtype = o.freq_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
+    require_fits("frequency", o.freq.study.rows, o.freq.study.vocab);
+  }
   if (*o.bn) {
     for (std::int64_t rows : o.bo.timing.rows) require_fits("bench", rows, o.bo.timing.vocab);
     // CLI11's Range lets NaN through; a NaN filter is out of SPEC §9's contract.
@@ -345,6 +372,7 @@ int CommandLine::run() {
     if (*o.bn) return bench(o.bo);
     if (*o.v) return verify(o.ver);
     if (*o.mg) return merge(o.merge);
+    if (*o.f) return frequency(o.freq);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "raceoracle: error: %s\n", e.what());
     return 2;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/command_support.h"
 #include "cli/verify.h"
 #include "io/files.h"
 #include "io/table.h"
@@ -81,7 +82,7 @@ int divergence(const DivergenceOptions& o) {
               static_cast<long long>(s.rows), s.batches, source.c_str(), kernels::backend_name());
   std::unique_ptr<protocol::ExternalSampler> sampler;
   if (o.sampler.given()) {
-    sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
+    sampler = start_replayable(o.sampler);
     std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
   }
   const auto res = analysis::run_divergence(s, sampler.get());

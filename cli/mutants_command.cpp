@@ -18,7 +18,7 @@ int mutants(const MutantsOptions& o) {
   std::vector<const subject::Subject*> ms;
   if (o.sampler.given()) {
     if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
-    sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
+    sampler = start_replayable(o.sampler);
     ms.push_back(sampler.get());
   } else {
     for (const kernels::Kernel* k : kernels::resolve_kernels(o.mutants, true)) ms.push_back(&subject::subject_of(*k));

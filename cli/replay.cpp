@@ -2,6 +2,7 @@
 // or its saved case.
 #include <cstdio>
 
+#include "cli/command_support.h"
 #include "cli/commands.h"
 #include "fixtures/case.h"
 #include "io/files.h"
@@ -16,7 +17,7 @@ int replay(const ReplayOptions& o) {
   std::unique_ptr<protocol::ExternalSampler> sampler;
   const subject::Subject* k = nullptr;
   if (o.sampler.given()) {
-    sampler = std::make_unique<protocol::ExternalSampler>(o.sampler);
+    sampler = start_replayable(o.sampler);
     k = sampler.get();
   } else {
     const kernels::Kernel* kk = kernels::find_kernel(o.kernel);

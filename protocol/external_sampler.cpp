@@ -53,25 +53,19 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
-                           std::vector<std::vector<unsigned char>>& scratch) {
+namespace {
+/// What every request carries: the logits (rows packed), the temperatures
+/// and, when any row has them, the rows' filters (SPEC §9) as `top_k` I32,
+/// `top_p` and `min_p` F32, each [rows].
+std::vector<TensorRef> encode_inputs(const subject::Batch& b, std::vector<Piece>& data,
+                                     std::vector<std::vector<unsigned char>>& scratch) {
   const std::size_t esize = oracle::size_of(b.dtype), V = std::size_t(b.vocab);
-  const std::int64_t noise_rows = b.noise_stride == 0 ? 1 : b.rows;
   data = {packed(b.storage(), b.rows, V * esize, std::size_t(b.logit_stride) * esize, scratch),
           {b.temperatures.data(), std::size_t(b.rows) * 4}};
   std::vector<TensorRef> refs{
       {"logits", b.dtype == oracle::Dtype::bf16 ? "BF16" : "F32", {b.rows, b.vocab}, data[0].data, data[0].bytes},
       {"temperatures", "F32", {b.rows}, data[1].data, data[1].bytes}};
-  if (b.drawn()) {
-    data.push_back({b.seeds.data(), std::size_t(b.rows) * 8});
-    data.push_back({b.offsets.data(), std::size_t(b.rows) * 8});
-    refs.push_back({"seeds", "U64", {b.rows}, data[2].data, data[2].bytes});
-    refs.push_back({"offsets", "U64", {b.rows}, data[3].data, data[3].bytes});
-  } else {
-    data.push_back(packed(b.noise.data(), noise_rows, V * 4, std::size_t(b.noise_stride) * 4, scratch));
-    refs.push_back({"noise", "F32", {noise_rows, b.vocab}, data[2].data, data[2].bytes});
-  }
-  if (!b.filters.empty()) {  // SPEC §9: each row's top_k, top_p, min_p, as [rows] tensors
+  if (!b.filters.empty()) {
     scratch.emplace_back(std::size_t(b.rows) * 12);
     unsigned char* p = scratch.back().data();
     for (std::int64_t r = 0; r < b.rows; ++r) {
@@ -86,10 +80,42 @@ std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vecto
     refs.push_back({"top_p", "F32", {b.rows}, p + n, n});
     refs.push_back({"min_p", "F32", {b.rows}, p + 2 * n, n});
   }
-  return encode_header(refs, {{"type", "sample"},
-                              {"id", std::to_string(id)},
-                              {"eps", fmt::format("{:.9g}", b.eps)},
-                              {"greedy_eps", fmt::format("{:.9g}", b.greedy_eps)}});
+  return refs;
+}
+
+Fields request_fields(const char* type, const subject::Batch& b, std::uint64_t id) {
+  return {{"type", type},
+          {"id", std::to_string(id)},
+          {"eps", fmt::format("{:.9g}", b.eps)},
+          {"greedy_eps", fmt::format("{:.9g}", b.greedy_eps)}};
+}
+}  // namespace
+
+std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
+                           std::vector<std::vector<unsigned char>>& scratch) {
+  std::vector<TensorRef> refs = encode_inputs(b, data, scratch);
+  const std::int64_t noise_rows = b.noise_stride == 0 ? 1 : b.rows;
+  if (b.drawn()) {
+    data.push_back({b.seeds.data(), std::size_t(b.rows) * 8});
+    refs.push_back({"seeds", "U64", {b.rows}, data.back().data, data.back().bytes});
+    data.push_back({b.offsets.data(), std::size_t(b.rows) * 8});
+    refs.push_back({"offsets", "U64", {b.rows}, data.back().data, data.back().bytes});
+  } else {
+    data.push_back(packed(b.noise.data(), noise_rows, std::size_t(b.vocab) * 4, std::size_t(b.noise_stride) * 4, scratch));
+    refs.push_back({"noise", "F32", {noise_rows, b.vocab}, data.back().data, data.back().bytes});
+  }
+  return encode_header(refs, request_fields("sample", b, id));
+}
+
+std::string encode_draws_request(const subject::Batch& b, const std::vector<std::uint64_t>& seeds, std::int64_t n,
+                                 std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch) {
+  if (std::int64_t(seeds.size()) != b.rows) throw std::invalid_argument("a draws request needs one seed a row");
+  std::vector<TensorRef> refs = encode_inputs(b, data, scratch);
+  data.push_back({seeds.data(), std::size_t(b.rows) * 8});
+  refs.push_back({"seeds", "U64", {b.rows}, data.back().data, data.back().bytes});
+  Fields f = request_fields("draws", b, id);
+  f["draws"] = std::to_string(n);
+  return encode_header(refs, f);
 }
 
 ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
@@ -98,6 +124,7 @@ ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
   name_ = h.name;
   contract_ = h.contract;
   stream_ = h.stream;
+  own_randomness_ = h.own_randomness;
 }
 
 ExternalSampler::~ExternalSampler() = default;
@@ -115,7 +142,7 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
   if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
     throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
   try {
-    std::vector<std::string> other{"type", "protocol", "name"};
+    std::vector<std::string> other{"type", "protocol", "name", "randomness"};
     other.insert(other.end(), std::begin(kStreamFieldNames), std::end(kStreamFieldNames));
     refuse_unknown_fields(reply.metadata, other);
     oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
@@ -124,13 +151,21 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
     if (stream && version == "1")
       throw std::invalid_argument("'noise_stream' needs protocol version 2 (version 1 sends noise tensors)");
     if (stream) c = with_stream_noise(c, *stream);
-    return {terminal_safe(name, true, 200), c, stream};  // one line: the name heads rows of every report
+    const std::string randomness = field(reply, "randomness");
+    if (!randomness.empty() && randomness != "given" && randomness != "own")
+      throw std::invalid_argument("'randomness' = '" + randomness + "': must be 'given' (it reads the request's noise) "
+                                  "or 'own' (it draws its own, and serves draws requests)");
+    const bool own = randomness == "own";
+    if (own && (stream || version == "1"))
+      throw std::invalid_argument(stream ? "'randomness' = 'own' and a 'noise_stream': a sampler draws from one or the other"
+                                         : "'randomness' needs protocol version 2");
+    return {terminal_safe(name, true, 200), c, stream, own};  // one line: the name heads rows of every report
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
   }
 }
 
-Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab) {
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab, std::int64_t draws) {
   const std::string type = field(reply, "type"), got_id = field(reply, "id");
   auto violation = [](std::string what) { return Reply{Reply::Kind::violation, {}, std::move(what)}; };
   if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
@@ -140,14 +175,20 @@ Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, 
   if (it == reply.tensors.end()) return violation("the reply has no 'tokens' tensor");
   const Tensor& t = it->second;
   if (t.dtype != "I32" && t.dtype != "I64") return violation("tokens dtype " + t.dtype + ", expected I32 or I64");
-  if (t.shape != std::vector<std::int64_t>{rows})
-    return violation(fmt::format("tokens shape {}, expected [{}]", shape_string(t.shape), rows));
+  const std::vector<std::int64_t> want = draws > 0 ? std::vector<std::int64_t>{rows, draws} : std::vector<std::int64_t>{rows};
+  if (t.shape != want)
+    return violation(fmt::format("tokens shape {}, expected {}", shape_string(t.shape), shape_string(want)));
   Reply out{Reply::Kind::tokens, {}, {}};
   const std::vector<std::int64_t> tokens = t.as_i64();
+  if (draws > 0) {  // the frequency law reads them as they are
+    out.wide_tokens = tokens;
+    return out;
+  }
   out.tokens.reserve(tokens.size());
   for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
     out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
   if (auto n = reply.tensors.find("noise"); n != reply.tensors.end()) {
+    if (draws > 0) return violation("a reply to a draws request echoes no noise");
     if (n->second.dtype != "F32" && n->second.dtype != "BF16")
       return violation("echoed noise dtype " + n->second.dtype + ", expected F32 or BF16");
     if (n->second.shape != std::vector<std::int64_t>{rows, vocab})
@@ -225,16 +266,49 @@ std::string echo_mismatch(const subject::Batch& b, const std::vector<float>& ech
 
 subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::RunOptions&) const {
   subject::KernelRun out;
+  if (own_randomness_) {
+    out.status = kernels::Status::error("the sampler draws its own randomness: its tokens cannot be judged on given noise "
+                                        "(`raceoracle frequency` judges their frequencies)");
+    return out;
+  }
   if (stream_ && (!b.drawn() || b.stream != *stream_)) {
     out.status = kernels::Status::error(fmt::format("the sampler draws {} but this batch carries {}: it cannot be judged on it",
                                                     oracle::describe(*stream_),
                                                     b.drawn() ? oracle::describe(b.stream) : std::string("a noise tensor")));
     return out;
   }
+  Reply r;
+  out.status = exchange([&](std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch) {
+    return encode_request(b, id, data, scratch);
+  }, b.rows, b.vocab, 0, r);
+  if (!out.status.ok) return out;
+  out.tokens = r.tokens;
+  if (!r.noise.empty()) {
+    if (const std::string bad = echo_mismatch(b, r.noise, contract_); !bad.empty())
+      out.status = kernels::Status::error("the noise the sampler echoes is not what it declared: " + bad);
+    else
+      out.echoed_noise = r.noise;
+  }
+  return out;
+}
+
+kernels::Status ExternalSampler::draw(const subject::Batch& b, const std::vector<std::uint64_t>& seeds, std::int64_t n,
+                                      std::vector<std::int64_t>& tokens) const {
+  if (!own_randomness_)
+    return kernels::Status::error("the sampler did not declare randomness = own: it serves no draws requests");
+  Reply r;
+  const kernels::Status s = exchange([&](std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch) {
+    return encode_draws_request(b, seeds, n, id, data, scratch);
+  }, b.rows, b.vocab, n, r);
+  if (s.ok) tokens.assign(r.wide_tokens.begin(), r.wide_tokens.end());
+  return s;
+}
+
+kernels::Status ExternalSampler::exchange(const Encoder& encode, std::int64_t rows, std::int64_t vocab, std::int64_t draws,
+                                          Reply& r) const {
   auto broke = [&](const std::string& why) {
     breakdown_ = last_breakdown_ = why;
-    out.status = kernels::Status::error(why);
-    return out;
+    return kernels::Status::error(why);
   };
   try {
     if (!channel_ || !channel_->alive()) {
@@ -245,9 +319,9 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
     const std::uint64_t id = next_id_++;
     std::vector<Piece> data;
     std::vector<std::vector<unsigned char>> scratch;
-    const std::string header = encode_request(b, id, data, scratch);
+    const std::string header = encode(id, data, scratch);
     const Safetensors reply = channel_->exchange(header, data, spec_.timeout_s);
-    const Reply r = read_reply(reply, id, b.rows, b.vocab);
+    r = read_reply(reply, id, rows, vocab, draws);
     if (r.kind == Reply::Kind::violation) {
       std::string why = fmt::format("the sampler broke the protocol: {} (request id {})", r.message, id);
       if (const std::string tail = channel_->stderr_tail(); !tail.empty())
@@ -255,18 +329,8 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
       channel_.reset();  // a sampler out of step cannot be trusted with the next request
       return broke(why);
     }
-    if (r.kind == Reply::Kind::error) {
-      // The sampler raised on these inputs: an answer about them, judged like a wrong token.
-      out.status = kernels::Status::error("the sampler reported an error: " + terminal_safe(r.message, false));
-      return out;
-    }
-    out.tokens = r.tokens;
-    if (!r.noise.empty()) {
-      if (const std::string bad = echo_mismatch(b, r.noise, contract_); !bad.empty())
-        out.status = kernels::Status::error("the noise the sampler echoes is not what it declared: " + bad);
-      else
-        out.echoed_noise = r.noise;
-    }
+    if (r.kind == Reply::Kind::error)  // the sampler raised on these inputs: an answer about them, judged like a wrong token
+      return kernels::Status::error("the sampler reported an error: " + terminal_safe(r.message, false));
   } catch (const Breakdown& e) {
     channel_.reset();
     return broke(fmt::format("the sampler {}: {}", to_string(e.kind), e.what()));
@@ -274,7 +338,7 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
     channel_.reset();
     return broke(e.what());
   }
-  return out;
+  return {};
 }
 
 }  // namespace raceoracle::protocol

@@ -5,6 +5,7 @@
 /// and reads the tokens back. A sampler that breaks down (crashes, exits,
 /// hangs, writes garbage, replies with the wrong shape, dtype or id) is named
 /// and killed; the next run starts it again.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,9 @@ struct SamplerHello {
   std::string name;
   oracle::NumericsContract contract;  ///< with the stream's noise terms when it draws
   std::optional<race::NoiseStream> stream;
+  /// `randomness = own`: it draws from an RNG of its own, which raceoracle
+  /// cannot replay; it serves draws requests, judged by their frequencies.
+  bool own_randomness = false;
 };
 /// Reads the handshake's reply, `overrides` applied to the contract. Throws
 /// Breakdown (kind protocol) for a reply that is no hello of this protocol
@@ -39,8 +43,10 @@ struct Reply {
   std::vector<std::int32_t> tokens;
   std::string message;  ///< error: the sampler's message; violation: what is wrong
   std::vector<float> noise;  ///< the noise it echoes having drawn ([rows, V] F32 or BF16), when it does
+  std::vector<std::int64_t> wide_tokens;  ///< a draws request's [rows, draws] tokens, as sent
 };
-Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab);
+/// `draws` > 0: the reply to a draws request, tokens [rows, draws].
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab, std::int64_t draws = 0);
 
 /// How to reach a sampler: the command line's `--sampler`, `--sampler-fds`,
 /// `--sampler-timeout` and the contract overrides.
@@ -75,13 +81,23 @@ class ExternalSampler final : public subject::Subject {
 
   const SamplerSpec& spec() const { return spec_; }
   int starts() const { return starts_; }  ///< 1 + restarts after breakdowns
+  bool own_randomness() const { return own_randomness_; }
+  /// A draws request: `n` tokens per row of `b`, each row's RNG seeded by
+  /// seeds[row]; `tokens` gets them row-major. Only for own randomness.
+  kernels::Status draw(const subject::Batch& b, const std::vector<std::uint64_t>& seeds, std::int64_t n,
+                       std::vector<std::int64_t>& tokens) const;
 
  private:
   SamplerHello start() const;  ///< (re)starts the process and shakes hands
+  using Encoder = std::function<std::string(std::uint64_t id, std::vector<Piece>&, std::vector<std::vector<unsigned char>>&)>;
+  /// Sends the request `encode` writes and reads its reply into `r`; a
+  /// breakdown is named, kept for take_breakdown() and the sampler killed.
+  kernels::Status exchange(const Encoder& encode, std::int64_t rows, std::int64_t vocab, std::int64_t draws, Reply& r) const;
   SamplerSpec spec_;
   std::string name_;
   oracle::NumericsContract contract_;
   std::optional<race::NoiseStream> stream_;
+  bool own_randomness_ = false;
   mutable std::unique_ptr<Channel> channel_;
   mutable std::string breakdown_, last_breakdown_;
   mutable std::uint64_t next_id_ = 1;
@@ -94,6 +110,11 @@ class ExternalSampler final : public subject::Subject {
 /// as `top_k` I32, `top_p` and `min_p` F32, each [rows].
 std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vector<Piece>& data,
                            std::vector<std::vector<unsigned char>>& scratch);
+
+/// A draws request for `b` (docs/SAMPLER_PROTOCOL.md): logits, temperatures,
+/// filters, `seeds` [rows] U64; metadata `draws` = n.
+std::string encode_draws_request(const subject::Batch& b, const std::vector<std::uint64_t>& seeds, std::int64_t n,
+                                 std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch);
 
 /// Shell quoting for a replay line: 'text' with embedded quotes escaped.
 /// Text a sampler sent (its name, an error message) as it may be printed:

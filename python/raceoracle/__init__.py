@@ -11,8 +11,8 @@ A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
 """
 from ._messages import PROTOCOL_VERSION, ProtocolError
 from ._run import Report, check, find_binary, replay, save_safetensors, verify, write_dump
-from ._serve import Filters, serve, serve_on
+from ._serve import Filters, OwnDraws, serve, serve_on
 from ._version import __version__
 
-__all__ = ["check", "replay", "serve", "serve_on", "Filters", "verify", "write_dump", "save_safetensors", "find_binary", "Report", "ProtocolError",
+__all__ = ["check", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "write_dump", "save_safetensors", "find_binary", "Report", "ProtocolError",
            "PROTOCOL_VERSION"]

@@ -25,6 +25,7 @@ _CONVENTION_WORDS = {
     "top_k_ties": ("keep_all", "exactly_k"),
     "top_p_mass": ("top_k_first", "joint"),
     "filter_ties": ("lowest_id", "any"),
+    "randomness": ("given", "own"),
 }
 
 
@@ -33,7 +34,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
                     greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
                     noise_stream=None, stream_layout=None, stream_dtype=None, stream_sm_count=None,
                     stream_threads_per_sm=None, filters=None, top_k_ties=None, top_p_mass=None, filter_ties=None,
-                    filter_sum_depth=None):
+                    filter_sum_depth=None, randomness=None):
     """The contract terms and conventions a sampler declares, as protocol
     fields. A term left None is not sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
@@ -60,7 +61,12 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     id tied at the k-th value) or "exactly_k"; top_p_mass "top_k_first" (p
     measured on the distribution renormalised over the top-k set) or "joint"
     (on the original); filter_ties "any" (ties at a boundary in any order, not
-    the lowest id first); filter_sum_depth (additions on any sum's path)."""
+    the lowest id first); filter_sum_depth (additions on any sum's path).
+    Own randomness: randomness "own" says fn draws from an RNG of its own
+    (torch.multinomial, a rejection sampler): raceoracle cannot replay it and
+    judges its token frequencies (`raceoracle frequency`). fn then gets an
+    OwnDraws (n, seeds, a torch or numpy generator per row) in place of the
+    noise, and returns tokens [rows, n]."""
     fields = {}
     if scaling_order is not None:
         if scaling_order not in ("post", "pre"):
@@ -85,7 +91,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
                    ("key_domain", key_domain), ("greedy_rule", greedy_rule), ("eps_rule", eps_rule),
                    ("nan_logits", nan_logits), ("noise_stream", noise_stream), ("stream_layout", stream_layout),
                    ("stream_dtype", stream_dtype), ("filters", filters), ("top_k_ties", top_k_ties),
-                   ("top_p_mass", top_p_mass), ("filter_ties", filter_ties)):
+                   ("top_p_mass", top_p_mass), ("filter_ties", filter_ties), ("randomness", randomness)):
         if v is not None:
             if v not in _CONVENTION_WORDS[key]:
                 raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
@@ -109,6 +115,28 @@ class Filters(tuple):
     top_k = property(lambda self: self[0])
     top_p = property(lambda self: self[1])
     min_p = property(lambda self: self[2])
+
+
+class OwnDraws:
+    """What a draws request asks of a sampler with its own randomness: `n`
+    tokens per row, row r's RNG seeded with seeds[r] (a request's seeds are
+    fresh; the same seeds and inputs must give the same tokens).
+    generator(row, device) is a torch.Generator so seeded; rng(row) a numpy
+    Generator. A sampler with one generator for the batch seeds it with
+    seeds[0]."""
+
+    def __init__(self, n, seeds):
+        self.n = int(n)
+        self.seeds = seeds
+
+    def generator(self, row=0, device="cpu"):
+        import torch
+        g = torch.Generator(device=device)
+        g.manual_seed(int(self.seeds[row]) & ((1 << 63) - 1))
+        return g
+
+    def rng(self, row=0):
+        return np.random.Generator(np.random.PCG64(int(self.seeds[row])))
 
 
 def _filters(inputs, tensors, device):
@@ -177,7 +205,7 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             reply = dict(fields, type="hello", protocol=m.PROTOCOL_VERSION, name=name or getattr(fn, "__name__", "sampler"))
             m.write_message(write_fd, {}, reply)
             continue
-        if kind != "sample":
+        if kind not in ("sample", "draws"):
             m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "unknown request type %r" % kind})
             continue
         try:
@@ -187,7 +215,9 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
                 logits = widened.logits(inputs["logits"])
                 noise = m.as_numpy(inputs["noise"]) if "noise" in inputs else None
                 temps = m.as_numpy(inputs["temperatures"])
-            if "seeds" in inputs:  # a drawn-noise request: the sampler draws from its declared stream
+            if kind == "draws":  # its own randomness: n tokens a row from its own RNG, seeded per row
+                noise = OwnDraws(meta["draws"], m.as_numpy(inputs["seeds"]))
+            elif "seeds" in inputs:  # a drawn-noise request: the sampler draws from its declared stream
                 noise = _streams.Draws(fields, m.as_numpy(inputs["seeds"]), m.as_numpy(inputs["offsets"]),
                                        inputs["logits"][1][1])
             args = (logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"]))

@@ -172,6 +172,62 @@ TEST(Request, CarriesEachRowsFiltersWithItsRow) {
   EXPECT_EQ(data.size(), 3u);  // logits, temperatures, noise
 }
 
+TEST(Request, ADrawsRequestCarriesSeedsAndTheCountAndNoNoise) {
+  subject::Batch b = subject::Batch::make(2, 4);
+  b.filters = {{2, 0.9f, 0.0f}, {0, 1.0f, 0.0f}};
+  const std::vector<std::uint64_t> seeds = {7, (std::uint64_t(1) << 63) + 5};
+  std::vector<Piece> data;
+  std::vector<std::vector<unsigned char>> scratch;
+  const std::string header = encode_draws_request(b, seeds, 4096, 9, data, scratch);
+  std::string bytes;
+  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
+  const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+  EXPECT_EQ(s.metadata.at("type"), "draws");
+  EXPECT_EQ(s.metadata.at("draws"), "4096");
+  EXPECT_EQ(s.metadata.at("id"), "9");
+  EXPECT_EQ(s.tensors.count("noise"), 0u);
+  EXPECT_EQ(s.require("seeds").dtype, "U64");
+  EXPECT_EQ(s.require("top_k").as_i64(), (std::vector<std::int64_t>{2, 0}));
+  EXPECT_EQ(s.require("seeds").view().as_u64(), seeds);
+  EXPECT_THROW(encode_draws_request(b, {1}, 4, 10, data, scratch), std::invalid_argument);
+}
+
+TEST(Reply, ADrawsReplyIsRowsByDrawsAndEchoesNoNoise) {
+  auto reply = [](std::vector<std::int64_t> shape, std::vector<std::int64_t> tokens) {
+    Safetensors m;
+    m.metadata = {{"type", "tokens"}, {"id", "3"}};
+    Tensor t;
+    t.dtype = "I64";
+    t.shape = std::move(shape);
+    t.bytes.resize(tokens.size() * 8);
+    std::memcpy(t.bytes.data(), tokens.data(), t.bytes.size());
+    m.tensors["tokens"] = t;
+    return m;
+  };
+  const Reply ok = read_reply(reply({2, 3}, {0, 1, 2, 3, 4, 5}), 3, 2, 8, 3);
+  ASSERT_EQ(ok.kind, Reply::Kind::tokens) << ok.message;
+  EXPECT_EQ(ok.wide_tokens, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+  const Reply flat = read_reply(reply({6}, {0, 1, 2, 3, 4, 5}), 3, 2, 8, 3);
+  EXPECT_EQ(flat.kind, Reply::Kind::violation);
+  EXPECT_NE(flat.message.find("tokens shape [6], expected [2, 3]"), std::string::npos) << flat.message;
+}
+
+TEST(Hello, OwnRandomnessIsDeclaredAloneInVersionTwo) {
+  Safetensors hello;
+  hello.metadata = {{"type", "hello"}, {"protocol", "2"}, {"name", "x"}, {"randomness", "own"}};
+  EXPECT_TRUE(read_hello(hello, {}).own_randomness);
+  hello.metadata["randomness"] = "given";
+  EXPECT_FALSE(read_hello(hello, {}).own_randomness);
+  hello.metadata["randomness"] = "mine";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata["randomness"] = "own";
+  hello.metadata["noise_stream"] = "torch-cuda-exponential";  // one or the other
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata.erase("noise_stream");
+  hello.metadata["protocol"] = "1";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+}
+
 /// A sampler command from tests/protocol/misbehaving_sampler.py.
 std::string misbehaving(const std::string& mode) {
   return std::string(RACEORACLE_TEST_PYTHON) + " " + RACEORACLE_TEST_DIR + "/misbehaving_sampler.py " + mode;
