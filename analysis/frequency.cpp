@@ -124,7 +124,8 @@ RowPower row_power(const Distribution& d, const Look& l, double power) {
   }
   std::vector<double> up_shift(l.bins.p.size(), -1), down_shift(l.bins.p.size(), -1);
   for (std::size_t j = 0; j < worst.size(); ++j) {
-    const auto [e, b] = worst[j];
+    const int e = worst[j].first;
+    const std::size_t b = worst[j].second;
     const double p = d.p[std::size_t(pick[j])];
     if (up_shift[b] < 0) up_shift[b] = shift_seen(l, b, true, power), down_shift[b] = shift_seen(l, b, false, power);
     const double up = (l.bins.hi[b] - l.bins.p[b] + up_shift[b]) / p;
@@ -353,7 +354,8 @@ std::string describe(const FrequencyReport& r) {
        "  where an id would need to be 10x as likely are left out: there only the decade's mass is tested)\n";
   for (const auto& row : r.rows) {
     if (row.row_class != RowClass::sampling || row.failed || row.power.decades.empty()) continue;
-    s += fmt::format("  row {:>3}: TV {:.3g} ({} bins)", row.row, row.power.tv, row.bins);
+    s += std::isfinite(row.power.tv) ? fmt::format("  row {:>3}: TV {:.3g} ({} bins)", row.row, row.power.tv, row.bins)
+                                     : fmt::format("  row {:>3}: one bin (a single certain id): its support alone is tested", row.row);
     for (const auto& d : row.power.decades) {
       if (!(d.up <= 10)) continue;
       auto rel = [](double x) { return std::isfinite(x) ? fmt::format("{:.2g}", x) : std::string("-"); };

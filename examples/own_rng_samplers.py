@@ -118,11 +118,94 @@ def race_noise_floor(logits, draws, temperatures, eps, greedy_eps):
     return out
 
 
-SAMPLERS = {f.__name__: f for f in (numpy_choice, torch_multinomial, temperature_off, inverse_cdf_fp32, masked_leak,
-                                    shared_generator, race_noise_floor)}
+def rejection_top_k_top_p(logits, draws, temperatures, eps, greedy_eps, filters=None):
+    """Top-k / top-p / min-p by rejection, as FlashInfer's kernels sample
+    (FIELD_SAMPLERS section 3): draw from the ids above a pivot, accept the
+    token when fewer than k ids are more probable, the mass of the more
+    probable ones (on the row's own distribution: joint) is below p, and it
+    passes min-p; else raise the pivot to it and draw again. The number of
+    draws depends on the data; the law is the filtered softmax. Ties at a
+    boundary are kept whole (declared: filter_ties any)."""
+    p, greedy, finite = _probs(logits, temperatures)
+    out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
+    V = p.shape[1]
+    for r in sampled:
+        q = p[r]
+        order = np.argsort(-q, kind="stable")
+        qs = q[order]
+        cums = np.cumsum(qs)
+        first = np.searchsorted(-qs, -qs, side="left")  # per sorted position: ids strictly more probable
+        mass_above = np.where(first > 0, cums[np.maximum(first - 1, 0)], 0.0)
+        ok = qs > 0
+        if filters is not None:
+            k, top_p, min_p = int(filters.top_k[r]), float(filters.top_p[r]), float(filters.min_p[r])
+            if 0 < k < V:
+                ok &= first < k
+            if top_p < 1:
+                ok &= mass_above < top_p
+            if min_p > 0:
+                ok &= qs >= min_p * qs[0]
+        g = draws.rng(r)
+        pending = np.arange(draws.n)
+        pivot = np.full(draws.n, -1.0)
+        while pending.size:
+            above = np.searchsorted(-qs, -pivot[pending], side="left")  # ids strictly above each pivot
+            j = np.minimum(np.searchsorted(cums, g.random(pending.size) * cums[above - 1], side="right"), above - 1)
+            good = ok[j]
+            out[r, pending[good]] = order[j[good]]
+            pivot[pending[~good]] = qs[j[~good]]
+            pending = pending[~good]
+    return out
+
+
+def _cuda_probs(logits, temperatures):
+    """fp32 softmax(x / max(T, 1e-5)) on the GPU, as engines compute it."""
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("this sampler runs on a CUDA GPU and none is visible")
+    x = torch.from_numpy(np.ascontiguousarray(logits, dtype=np.float32)).cuda()
+    x = torch.nan_to_num(x, nan=float("-inf"))
+    t = torch.from_numpy(np.maximum(np.asarray(temperatures, dtype=np.float32), 1e-5)).cuda()
+    return torch.softmax(x / t[:, None], dim=-1)
+
+
+def torch_multinomial_cuda(logits, draws, temperatures, eps, greedy_eps):
+    """torch.multinomial with replacement on fp32 probabilities on the GPU (sglang's, TensorRT-LLM's PyTorch backend's)."""
+    p, greedy, finite = _probs(logits, temperatures)
+    out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
+    if sampled:
+        import torch
+        probs = _cuda_probs(np.asarray(logits)[sampled], np.asarray(temperatures)[sampled])
+        out[sampled] = torch.multinomial(probs, draws.n, replacement=True, generator=draws.generator(0, "cuda")).cpu().numpy()
+    return out
+
+
+def torch_race_cuda(logits, draws, temperatures, eps, greedy_eps):
+    """The exponential race as vLLM's sampler draws it: q = exponential_() on the GPU, argmax(probs / q)."""
+    p, greedy, finite = _probs(logits, temperatures)
+    out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
+    if sampled:
+        import torch
+        probs = _cuda_probs(np.asarray(logits)[sampled], np.asarray(temperatures)[sampled])
+        g = draws.generator(0, "cuda")
+        chunk = max(1, (1 << 28) // probs.numel())
+        parts = []
+        for j in range(0, draws.n, chunk):
+            q = torch.empty((min(chunk, draws.n - j),) + tuple(probs.shape), device="cuda").exponential_(generator=g)
+            parts.append((probs.unsqueeze(0) / q).argmax(dim=-1))
+        out[sampled] = torch.cat(parts).T.cpu().numpy()
+    return out
+
+
+SAMPLERS = {f.__name__: f for f in (numpy_choice, torch_multinomial, rejection_top_k_top_p, temperature_off,
+                                    inverse_cdf_fp32, masked_leak, shared_generator, race_noise_floor,
+                                    torch_multinomial_cuda, torch_race_cuda)}
+# What each declares beyond randomness = own (the filters' semantics of the one that filters).
+DECLARED = {"rejection_top_k_top_p": dict(filters="top_k,top_p,min_p", top_p_mass="joint", filter_ties="any")}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SAMPLERS:
         print("usage: own_rng_samplers.py NAME   (one of: %s)" % ", ".join(SAMPLERS), file=sys.stderr)
         sys.exit(0 if sys.argv[1:] == ["--list"] else 2)
-    raceoracle.serve(SAMPLERS[sys.argv[1]], name=sys.argv[1], randomness="own")
+    name = sys.argv[1]
+    raceoracle.serve(SAMPLERS[name], name=name, randomness="own", **DECLARED.get(name, {}))

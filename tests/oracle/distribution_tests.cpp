@@ -116,6 +116,19 @@ TEST(Distribution, TheBandHoldsTheExactLawWithEps) {
   }
 }
 
+TEST(Distribution, TheBandIsNarrowAtTheProductionShape) {
+  // V = 163840 fp32 logits spread over 30 units at T = 0.7, the default
+  // contract: fp32 keys and eps move a probability by about 2e-5, far below
+  // what any affordable number of draws resolves (analysis/FREQUENCY.md).
+  std::vector<float> x(163840);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = -30.0f * float((i * 7919) % x.size()) / float(x.size());
+  const Distribution d = distribution(view(x, 0.7f), race::NumericsContract{});
+  EXPECT_LT(d.hi - 1, 1e-4);
+  EXPECT_LT(1 - d.lo, 1e-4);
+  EXPECT_GT(d.hi - 1, 1.6e-5);  // |K| eps alone is 1.6e-5: the band is not empty
+  RecordProperty("band", std::to_string(d.lo) + " .. " + std::to_string(d.hi));
+}
+
 TEST(Distribution, FilteredRowsCountTheCertainSetAndFreeTheBoundary) {
   std::vector<float> x(20);
   for (int i = 0; i < 20; ++i) x[std::size_t(i)] = -0.25f * float(i);
