@@ -93,6 +93,17 @@ def masked_leak(logits, draws, temperatures, eps, greedy_eps):
     return out
 
 
+def row0_temperature(logits, draws, temperatures, eps, greedy_eps):
+    """Every sampling row at row 0's temperature (a per-row parameter that does not travel with its row)."""
+    t = np.asarray(temperatures, dtype=np.float32).copy()
+    t[np.float32(t) > np.float32(greedy_eps)] = t[0]
+    p, greedy, finite = _probs(logits, t)
+    out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
+    for r in sampled:
+        out[r] = draws.rng(r).choice(p.shape[1], size=draws.n, p=p[r])
+    return out
+
+
 def shared_generator(logits, draws, temperatures, eps, greedy_eps):
     """Every row seeded with row 0's seed (FIELD_BUGS: rows sharing noise): rows with equal inputs draw equal tokens."""
     p, greedy, finite = _probs(logits, temperatures)
@@ -198,7 +209,7 @@ def torch_race_cuda(logits, draws, temperatures, eps, greedy_eps):
 
 
 SAMPLERS = {f.__name__: f for f in (numpy_choice, torch_multinomial, rejection_top_k_top_p, temperature_off,
-                                    inverse_cdf_fp32, masked_leak, shared_generator, race_noise_floor,
+                                    inverse_cdf_fp32, masked_leak, row0_temperature, shared_generator, race_noise_floor,
                                     torch_multinomial_cuda, torch_race_cuda)}
 # What each declares beyond randomness = own (the filters' semantics of the one that filters).
 DECLARED = {"rejection_top_k_top_p": dict(filters="top_k,top_p,min_p", top_p_mass="joint", filter_ties="any")}
