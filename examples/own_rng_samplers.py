@@ -44,13 +44,19 @@ def _point(rows, p, greedy, finite, temperatures, greedy_eps, draws):
     return out, sampled
 
 
-def numpy_choice(logits, draws, temperatures, eps, greedy_eps, scale=1.0):
-    """numpy's Generator.choice on the float64 softmax, one generator a row."""
-    p, greedy, finite = _probs(logits, temperatures, scale)
+def _choice(logits, draws, temperatures, greedy_eps, probs_at=None, scale=1.0, rng_row=lambda r: r):
+    """numpy's Generator.choice on the float64 softmax at `probs_at` (default:
+    the rows' temperatures) times `scale`, row r drawn with rng(rng_row(r))."""
+    p, greedy, finite = _probs(logits, temperatures if probs_at is None else probs_at, scale)
     out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
     for r in sampled:
-        out[r] = draws.rng(r).choice(p.shape[1], size=draws.n, p=p[r])
+        out[r] = draws.rng(rng_row(r)).choice(p.shape[1], size=draws.n, p=p[r])
     return out
+
+
+def numpy_choice(logits, draws, temperatures, eps, greedy_eps):
+    """numpy's Generator.choice on the float64 softmax, one generator a row."""
+    return _choice(logits, draws, temperatures, greedy_eps)
 
 
 def torch_multinomial(logits, draws, temperatures, eps, greedy_eps):
@@ -66,7 +72,7 @@ def torch_multinomial(logits, draws, temperatures, eps, greedy_eps):
 
 def temperature_off(logits, draws, temperatures, eps, greedy_eps):
     """Temperature 1% too high: the distribution a little flatter."""
-    return numpy_choice(logits, draws, temperatures, eps, greedy_eps, scale=1.01)
+    return _choice(logits, draws, temperatures, greedy_eps, scale=1.01)
 
 
 def inverse_cdf_fp32(logits, draws, temperatures, eps, greedy_eps):
@@ -85,7 +91,7 @@ def inverse_cdf_fp32(logits, draws, temperatures, eps, greedy_eps):
 
 def masked_leak(logits, draws, temperatures, eps, greedy_eps):
     """Once in 10^5 draws an id drawn uniformly (a masked one included), as a sampler whose mask is applied late."""
-    out = numpy_choice(logits, draws, temperatures, eps, greedy_eps)
+    out = _choice(logits, draws, temperatures, greedy_eps)
     for r in range(out.shape[0]):
         g = draws.rng(r)
         leak = g.random(draws.n) < 1e-5
@@ -96,21 +102,13 @@ def masked_leak(logits, draws, temperatures, eps, greedy_eps):
 def row0_temperature(logits, draws, temperatures, eps, greedy_eps):
     """Every sampling row at row 0's temperature (a per-row parameter that does not travel with its row)."""
     t = np.asarray(temperatures, dtype=np.float32).copy()
-    t[np.float32(t) > np.float32(greedy_eps)] = t[0]
-    p, greedy, finite = _probs(logits, t)
-    out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
-    for r in sampled:
-        out[r] = draws.rng(r).choice(p.shape[1], size=draws.n, p=p[r])
-    return out
+    t[t > np.float32(greedy_eps)] = t[0]
+    return _choice(logits, draws, temperatures, greedy_eps, probs_at=t)
 
 
 def shared_generator(logits, draws, temperatures, eps, greedy_eps):
     """Every row seeded with row 0's seed (FIELD_BUGS: rows sharing noise): rows with equal inputs draw equal tokens."""
-    p, greedy, finite = _probs(logits, temperatures)
-    out, sampled = _point(len(p), p, greedy, finite, temperatures, greedy_eps, draws)
-    for r in sampled:
-        out[r] = draws.rng(0).choice(p.shape[1], size=draws.n, p=p[r])
-    return out
+    return _choice(logits, draws, temperatures, greedy_eps, rng_row=lambda r: 0)
 
 
 def race_noise_floor(logits, draws, temperatures, eps, greedy_eps):
