@@ -289,7 +289,6 @@ CommandLine::CommandLine()
 
   o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");
   add_sampler_options(o.f, o.freq.sampler, "the sampler (docs/SAMPLER_PROTOCOL.md; its hello declares randomness = own)");
-  o.f->get_option("--sampler")->required();
   analysis::FrequencyStudy& fs = o.freq.study;
   o.f->add_option("--rows", fs.rows, "rows (default 8: analysis/frequency_study.h says what each holds)")->check(CLI::Range(1, 65535));
   o.f->add_option("--vocab", fs.vocab, "vocabulary size (default 163840)")->check(CLI::Range(1, 1 << 30));

@@ -11,7 +11,7 @@
 namespace raceoracle::cli {
 
 int frequency(const FrequencyOptions& o) {
-  if (!o.sampler.given()) throw std::invalid_argument("frequency judges a sampler: name it with --sampler CMD");
+  if (!o.sampler.given()) throw std::invalid_argument("frequency judges a sampler: name it with --sampler CMD (or --sampler-fds)");
   const protocol::ExternalSampler sampler(o.sampler);
   if (!sampler.own_randomness())
     throw std::invalid_argument("the sampler '" + sampler.name() + "' reads the request's noise (its hello declares no "

@@ -8,6 +8,7 @@ import pytest
 import raceoracle
 import broken_samplers
 import numpy_race_sampler
+import own_rng_samplers
 import torch_race_sampler
 
 
@@ -101,3 +102,11 @@ def test_a_sampler_drawing_its_own_noise():
     raceoracle.check(stream_samplers.torch_exponential, agreement=False, **numpy_race_sampler.CONTRACT,
                      **stream_samplers.TENSOR)
 
+
+
+def test_a_sampler_with_its_own_rng_is_judged_by_its_frequencies():
+    report = raceoracle.frequency(own_rng_samplers.numpy_choice, vocab=4096, draws=65536)
+    assert report["law"]["draws"] == 65536 and report["law"]["rows"][0]["power"]["tv"] > 0
+    with pytest.raises(AssertionError) as failure:
+        raceoracle.frequency(own_rng_samplers.temperature_off, vocab=4096, draws=1 << 18)
+    assert "raceoracle frequency: FAIL" in str(failure.value) and "drawn" in str(failure.value)

@@ -2,6 +2,7 @@
 
     import raceoracle
     raceoracle.check(my_sampler)          # one line in a pytest test
+    raceoracle.frequency(my_sampler)      # a sampler with its own RNG, judged by its token frequencies
     raceoracle.serve(my_sampler)          # a sampler process for `raceoracle check --sampler CMD`
     raceoracle.verify(logits, noise, temperatures, tokens)
     raceoracle.write_dump("run.safetensors", logits, noise, temperatures, tokens)   # for verify / divergence A B
@@ -10,9 +11,9 @@ A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
 (docs/SAMPLER_PROTOCOL.md). Pure Python over numpy; torch is optional.
 """
 from ._messages import PROTOCOL_VERSION, ProtocolError
-from ._run import Report, check, find_binary, replay, save_safetensors, verify, write_dump
+from ._run import Report, check, find_binary, frequency, replay, save_safetensors, verify, write_dump
 from ._serve import Filters, OwnDraws, serve, serve_on
 from ._version import __version__
 
-__all__ = ["check", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "write_dump", "save_safetensors", "find_binary", "Report", "ProtocolError",
+__all__ = ["check", "frequency", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "write_dump", "save_safetensors", "find_binary", "Report", "ProtocolError",
            "PROTOCOL_VERSION"]

@@ -134,6 +134,46 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
     raise AssertionError("\n".join(lines) + "\n\n" + text[-4000:])
 
 
+def frequency(fn, *, rows=None, vocab=None, draws=None, alpha=None, resolution=None, seed=None, timeout=60,
+              tensors="numpy", device="cpu", name=None, **contract):
+    """Runs `raceoracle frequency` on fn, a sampler with its own randomness
+    (fn(logits, draws, temperatures, eps, greedy_eps) -> tokens [rows, n],
+    draws a raceoracle.OwnDraws), served from this process.
+
+    Returns the report (a dict; .passed, .text) when the law held; raises
+    AssertionError with what was seen otherwise. rows, vocab, draws (the
+    most per row), alpha (the family-wise false-alarm rate) and resolution:
+    the command's options (analysis/FREQUENCY.md); `contract` as for check()
+    (filters and their semantics included); randomness is "own".
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "frequency.json")
+        args = ["frequency", "--json", path, "--sampler-timeout", str(timeout)]
+        for flag, v in (("--rows", rows), ("--vocab", vocab), ("--draws", draws), ("--alpha", alpha),
+                        ("--resolution", resolution), ("--seed", seed)):
+            if v is not None:
+                args += [flag, str(v)]
+        code, text = _serving(fn, args, tensors=tensors, device=device, name=name,
+                              contract=dict(contract, randomness="own"))
+        if not os.path.exists(path):
+            raise RuntimeError("raceoracle frequency exited %d without a report:\n%s" % (code, text))
+        with open(path, encoding="utf-8") as f:
+            report = Report(json.load(f))
+    report.text = text
+    _echo(text)
+    if code == 0 and report.passed:
+        return report
+    lines = ["raceoracle frequency: %s" % report.get("verdict")]
+    for r in report.get("law", {}).get("rows", []):
+        if r["failed"]:
+            lines.append("row %d: %s" % (r["row"], r["failure"]))
+    lines += ["shared noise: " + x for x in report.get("law", {}).get("shared_noise", [])]
+    for key in ("determinism", "error"):
+        if report.get(key):
+            lines.append("%s: %s" % (key, report[key]))
+    raise AssertionError("\n".join(lines) + "\n\n" + text[-4000:])
+
+
 def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100, timeout=60, tensors="numpy",
            device="cpu", name=None, definition=False, **contract):
     """Replays one failure check() reported; raises AssertionError while it still fails."""
