@@ -290,20 +290,28 @@ CommandLine::CommandLine()
   o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");
   add_sampler_options(o.f, o.freq.sampler, "the sampler (docs/SAMPLER_PROTOCOL.md; its hello declares randomness = own)");
   analysis::FrequencyStudy& fs = o.freq.study;
-  o.f->add_option("--rows", fs.rows, "rows (default 8: analysis/frequency_study.h says what each holds)")->check(CLI::Range(1, 65535));
-  o.f->add_option("--vocab", fs.vocab, "vocabulary size (default 163840)")->check(CLI::Range(1, 1 << 30));
+  const analysis::FrequencyStudy fd;  // the defaults the help states
+  o.f->add_option("--rows", fs.rows, fmt::format("rows (default {}: analysis/frequency_study.h says what each holds)", fd.rows))
+      ->check(CLI::Range(1, 65535));
+  o.f->add_option("--vocab", fs.vocab, fmt::format("vocabulary size (default {})", fd.vocab))->check(CLI::Range(1, 1 << 30));
   o.f->add_option("--dtype", o.freq_dtype, "logit dtype (default bf16)")->check(CLI::IsMember({"bf16", "f32"}));
   o.f->add_option("--seed", fs.seed, "seed of the rows and of the seeds each request carries (default: the CI seed)")->check(kSeed);
-  o.f->add_option("--draws", fs.law.draws, "the most draws per row (default 2^20)")->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 40));
-  o.f->add_option("--first-look", fs.law.first_look, "draws per row at the first look; each next look has 4x (default 4096)")
+  o.f->add_option("--draws", fs.law.draws, fmt::format("the most draws per row (default {})", fd.law.draws))
       ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 40));
-  o.f->add_option("--alpha", fs.law.alpha, "family-wise false-alarm rate of the run (default 1e-6)")->check(finite_in(0.0, 0.5, true));
-  o.f->add_option("--power", fs.law.power, "the detection probability the power report states (default 0.99)")
+  o.f->add_option("--first-look", fs.law.first_look,
+                  fmt::format("draws per row at the first look; each next look has 4x (default {})", fd.law.first_look))
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 40));
+  o.f->add_option("--alpha", fs.law.alpha, fmt::format("family-wise false-alarm rate of the run (default {:g})", fd.law.alpha))
+      ->check(finite_in(0.0, 0.5, true));
+  o.f->add_option("--power", fs.law.power,
+                  fmt::format("the detection probability the power report states (default {:g})", fd.law.power))
       ->check(finite_in(0.5, 0.999999));
   o.f->add_option("--resolution", fs.law.resolution,
                   "stop once every row would see this binned total-variation distance (default 0: run every look)")
       ->check(finite_in(0.0, 0.5));
-  o.f->add_option("--min-expected", fs.law.min_expected, "a bin's least expected count (default 16)")->check(finite_in(1.0, 1e9));
+  o.f->add_option("--min-expected", fs.law.min_expected,
+                  fmt::format("a bin's least expected count (default {:g})", fd.law.min_expected))
+      ->check(finite_in(1.0, 1e9));
   o.f->add_option("--json", o.freq.json, "write the machine-readable report to this file")->check(kWritableFile);
 
   o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
