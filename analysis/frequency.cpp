@@ -75,7 +75,7 @@ struct Look {
   double statistic = 0, threshold = kInf, alpha_bin = 0;
 };
 
-/// The power at a look (STATISTICS.md, "What a run could see").
+/// The binned TV a look detects with probability `power` (FREQUENCY.md, "What it could see").
 double tv_power(const Look& l, double power) {
   const auto k = std::int64_t(l.bins.p.size());
   if (k <= 1 || l.n_certain == 0 || !std::isfinite(l.threshold)) return kInf;
@@ -154,7 +154,7 @@ std::string judge_look(Look& l, double alpha_row) {
   if (l.n_certain == 0 || k == 0) return "";
   std::vector<double> a(static_cast<std::size_t>(k));
   for (std::int64_t b = 0; b < k; ++b) a[std::size_t(b)] = double(l.counts[std::size_t(b)]) / double(l.n_certain);
-  std::vector<double> lo = l.bins.lo, hi = l.bins.hi;
+  const std::vector<double>&lo = l.bins.lo, &hi = l.bins.hi;
   l.threshold = multinomial_kl_threshold(k, alpha_row / 2);
   l.statistic = k > 1 ? double(l.n_certain) * min_kl_in_box(a, lo, hi) : 0;
   l.alpha_bin = alpha_row / (4 * double(k));
@@ -169,9 +169,9 @@ std::string judge_look(Look& l, double alpha_row) {
                          hi[std::size_t(b)], down + 1, up - 1, l.alpha_bin);
   }
   if (l.statistic >= l.threshold)
-    return fmt::format("the counts over {} bins are {:.4g} nats x n from the band (n KL = {:.4g} >= {:.4g}, probability "
-                       "below {:.2g} for a correct sampler)",
-                       k, l.statistic / double(l.n_certain), l.statistic, l.threshold, alpha_row / 2);
+    return fmt::format("the G test over {} bins: n KL(counts || band) = {:.4g} >= {:.4g}, which a correct sampler "
+                       "reaches with probability below {:.2g}",
+                       k, l.statistic, l.threshold, alpha_row / 2);
   return "";
 }
 }  // namespace

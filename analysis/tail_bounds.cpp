@@ -90,9 +90,8 @@ double min_kl_in_box(const std::vector<double>& a, const std::vector<double>& lo
   const double lambda = l_hi;
   double kl = 0;
   for (std::size_t b = 0; b < k; ++b) kl += xlogy_ratio(a[b], std::clamp(a[b] / lambda, lo[b], hi[b]));
-  // sum q may fall short of 1 by the bisection's last step; q <= its
-  // normalised self then, and KL(a || q) >= KL(a || q / sum q): a lower
-  // value, so the statistic errs toward accepting.
+  // The bisection leaves sum q a hair below 1: KL to q normalised is
+  // KL(a || q) + log(sum q), the smaller of the two (errs toward accepting).
   return std::max(0.0, kl + std::log(total(lambda)));
 }
 
