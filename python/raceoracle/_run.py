@@ -73,6 +73,22 @@ def _serving(fn, args, *, tensors, device, name, contract):
         return code, out.read()
 
 
+def _served_report(fn, command, args, *, tensors, device, name, contract):
+    """`raceoracle COMMAND ARGS --json FILE` with fn served from this process:
+    (exit code, its JSON report with the text output in .text, echoed)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "report.json")
+        code, text = _serving(fn, [command, "--json", path] + args, tensors=tensors, device=device, name=name,
+                              contract=contract)
+        if not os.path.exists(path):
+            raise RuntimeError("raceoracle %s exited %d without a report:\n%s" % (command, code, text))
+        with open(path, encoding="utf-8") as f:
+            report = Report(json.load(f))
+    report.text = text
+    _echo(text)
+    return code, report
+
+
 def _python_replay(fn, property_name, reproduce, case):
     what = "reproduce=%r" % reproduce if reproduce else "case=%r" % case
     return "raceoracle.replay(%s, %r, %s)" % (getattr(fn, "__name__", "fn"), property_name, what)
@@ -89,28 +105,21 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
     nan_logits; docs/CONVENTIONS.md). definition=True judges by SPEC 1 alone,
     the declared conventions reported but not honoured.
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "check.json")
-        args = ["check", "--cases", str(cases), "--json", path, "--sampler-timeout", str(timeout)]
-        if seed is not None:
-            args += ["--seed", str(seed)]
-        if properties:
-            args += ["--laws"] + list(properties)
-        if not agreement:
-            args += ["--no-agreement"]
-        if definition:
-            args += ["--definition"]
-        if rows is not None:
-            args += ["--rows", str(rows)]
-        if vocab is not None:
-            args += ["--vocab", str(vocab)]
-        code, text = _serving(fn, args, tensors=tensors, device=device, name=name, contract=contract)
-        if not os.path.exists(path):
-            raise RuntimeError("raceoracle check exited %d without a report:\n%s" % (code, text))
-        with open(path, encoding="utf-8") as f:
-            report = Report(json.load(f))
-    report.text = text
-    _echo(text)
+    args = ["--cases", str(cases), "--sampler-timeout", str(timeout)]
+    if seed is not None:
+        args += ["--seed", str(seed)]
+    if properties:
+        args += ["--laws"] + list(properties)
+    if not agreement:
+        args += ["--no-agreement"]
+    if definition:
+        args += ["--definition"]
+    if rows is not None:
+        args += ["--rows", str(rows)]
+    if vocab is not None:
+        args += ["--vocab", str(vocab)]
+    code, report = _served_report(fn, "check", args, tensors=tensors, device=device, name=name, contract=contract)
+    text = report.text
     if code == 0 and report.passed:
         return report
     lines = ["raceoracle check: %s (%d failures)" % (report.get("verdict"), report.get("failures", 0))]
@@ -146,21 +155,14 @@ def frequency(fn, *, rows=None, vocab=None, draws=None, alpha=None, resolution=N
     the command's options (analysis/FREQUENCY.md); `contract` as for check()
     (filters and their semantics included); randomness is "own".
     """
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "frequency.json")
-        args = ["frequency", "--json", path, "--sampler-timeout", str(timeout)]
-        for flag, v in (("--rows", rows), ("--vocab", vocab), ("--draws", draws), ("--alpha", alpha),
-                        ("--resolution", resolution), ("--seed", seed)):
-            if v is not None:
-                args += [flag, str(v)]
-        code, text = _serving(fn, args, tensors=tensors, device=device, name=name,
-                              contract=dict(contract, randomness="own"))
-        if not os.path.exists(path):
-            raise RuntimeError("raceoracle frequency exited %d without a report:\n%s" % (code, text))
-        with open(path, encoding="utf-8") as f:
-            report = Report(json.load(f))
-    report.text = text
-    _echo(text)
+    args = ["--sampler-timeout", str(timeout)]
+    for flag, v in (("--rows", rows), ("--vocab", vocab), ("--draws", draws), ("--alpha", alpha),
+                    ("--resolution", resolution), ("--seed", seed)):
+        if v is not None:
+            args += [flag, str(v)]
+    code, report = _served_report(fn, "frequency", args, tensors=tensors, device=device, name=name,
+                                  contract=dict(contract, randomness="own"))
+    text = report.text
     if code == 0 and report.passed:
         return report
     lines = ["raceoracle frequency: %s" % report.get("verdict")]
