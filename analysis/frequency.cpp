@@ -218,6 +218,7 @@ FrequencyReport frequency_test(const std::vector<Distribution>& rows, std::int64
       throw std::runtime_error(fmt::format("the sampler returned {} tokens for {} rows x {} draws", more.size(), R, n - have));
     for (std::int64_t r = 0; r < R; ++r)
       tokens[std::size_t(r)].insert(tokens[std::size_t(r)].end(), more.begin() + r * (n - have), more.begin() + (r + 1) * (n - have));
+    const std::int64_t judged = have;  // the draws before this look passed the exact laws already
     have = n;
     ++rep.looks;
     rep.draws = n;
@@ -229,8 +230,8 @@ FrequencyReport frequency_test(const std::vector<Distribution>& rows, std::int64
       out.n = n;
       if (out.failed) continue;
       const auto& t = tokens[std::size_t(r)];
-      // Exact laws first: a point-mass row's every draw explained; no token off the support.
-      for (std::size_t j = 0; j < t.size() && !out.failed; ++j) {
+      // Exact laws first, on this look's new draws: a point-mass row's every draw explained; no token off the support.
+      for (std::size_t j = std::size_t(judged); j < t.size() && !out.failed; ++j) {
         if (d.row_class != RowClass::sampling) {
           const oracle::Outcome o = oracle::judge(d.point, t[j], vocab);
           if (oracle::is_failure(o))
