@@ -121,7 +121,7 @@ void require_fits(const std::string& command, std::int64_t rows, std::int64_t vo
                                                     rows, vocab, bytes / 1e9, ram / 1e9));
 }
 
-/// --seed, --cases, --shrink-seconds and --no-corpus into one RunSettings.
+/// --seed, --cases, --shrink-seconds, --no-corpus and --random-only into one RunSettings.
 void add_run_settings(CLI::App* app, properties::RunSettings& run, const char* no_corpus) {
   app->add_option("--seed", run.seed, "RapidCheck seed (default: the fixed CI seed)")->check(kSeed);
   app->add_option("--cases", run.cases, "cases per law")->check(CLI::Range(1, 1000000));
@@ -129,6 +129,9 @@ void add_run_settings(CLI::App* app, properties::RunSettings& run, const char* n
                   "seconds a failure may spend shrinking before the smallest case found so far is reported")
       ->check(CLI::Range(0.0, 86400.0));
   app->add_flag_callback("--no-corpus", [&run] { run.corpus_dir.clear(); }, no_corpus);
+  app->add_flag_callback("--random-only", [&run] { run.matrix = false; },
+                         "skip the coverage matrix and the built cases: the random search alone (what a kill owes to "
+                         "the generators; the matrix's cells are then not required)");
 }
 
 /// --sampler and the flags that go with it, on every command that takes one.
@@ -227,6 +230,9 @@ CommandLine::CommandLine()
   o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)")->check(kWritableFile);
   o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)")->check(kWritableFile);
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
+  o.m->add_flag("--racecheck", o.mut.racecheck,
+                "nvidia backend: run each (mutant, law) under compute-sanitizer --tool racecheck; a shared-memory "
+                "hazard is a kill");
   add_shard(o.m, o.mut.shard);
   o.m->add_option("--json", o.mut.json, "write every (mutant, law) outcome, for `raceoracle merge`")->check(kWritableFile);
 

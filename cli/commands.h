@@ -45,6 +45,7 @@ struct MutantsOptions {
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
   properties::Shard shard;   ///< run only this shard's (mutant, property) pairs
   std::string json;          ///< every pair's outcome, the report `raceoracle merge` joins
+  bool racecheck = false;    ///< each pair under compute-sanitizer racecheck (mutants::HarnessSettings)
 };
 int mutants(const MutantsOptions& o);
 

@@ -16,6 +16,10 @@ namespace raceoracle::cli {
 int mutants(const MutantsOptions& o) {
   std::unique_ptr<protocol::ExternalSampler> sampler;
   std::vector<const subject::Subject*> ms;
+  if (o.racecheck && std::string(kernels::backend_name()) != "nvidia")
+    throw std::invalid_argument(std::string("--racecheck needs the nvidia backend (compute-sanitizer); this build's is ") +
+                                kernels::backend_name());
+  if (o.racecheck && o.sampler.given()) throw std::invalid_argument("--racecheck judges raceoracle's own kernels, not a sampler");
   if (o.sampler.given()) {
     if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
     sampler = start_replayable(o.sampler);
@@ -29,7 +33,7 @@ int mutants(const MutantsOptions& o) {
                                           note(fmt::format("  {}: {} ({:.1f} s)", p.law, mutants::to_string(p.kind), p.seconds));
                                       }};
   const mutants::GateRun gate =
-      mutants::run_gate(ms, mutants::exec_harness(o.run, o.timeout_s), o.shard, 0, o.laws, progress);
+      mutants::run_gate(ms, mutants::exec_harness(o.run, o.timeout_s, o.racecheck), o.shard, 0, o.laws, progress);
   const std::vector<mutants::MutantReport>& reports = gate.reports;
   std::printf("%s", mutants::table(reports).c_str());
   // The first killer's counterexample per mutant; the report JSON has the rest.

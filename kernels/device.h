@@ -18,8 +18,10 @@
 #define RACEORACLE_CUDA_DEVICE 1
 #endif
 
-/// A block's shared array: `RACEORACLE_SHARED(T, name, n);`. On the cpu layer
-/// its bytes start as 0xFF in every block, as garbage does on a GPU.
+/// A block's shared array: `RACEORACLE_SHARED(T, name, n);`, passed on as a
+/// device::SharedPtr<T>. On the cpu layer its bytes start as 0xFF in every
+/// block, as garbage does on a GPU, and each access may be preempted
+/// (hipcpu::SharedPtr).
 #if defined(RACEORACLE_BACKEND_CPU)
 #define RACEORACLE_SHARED(T, name, n) HIPCPU_SHARED_ARRAY(T, name, n)
 #else
@@ -27,6 +29,21 @@
 #endif
 
 namespace raceoracle::kernels::device {
+
+/// A pointer into shared memory: T* on a GPU, the cpu layer's preempting pointer there.
+#if defined(RACEORACLE_BACKEND_CPU)
+template <class T>
+using SharedPtr = hipcpu::SharedPtr<T>;
+using hipcpu::shared_cast;
+#else
+template <class T>
+using SharedPtr = T*;
+/// The same shared bytes seen as U.
+template <class U, class T>
+__device__ __forceinline__ U* shared_cast(T* p) {
+  return reinterpret_cast<U*>(p);
+}
+#endif
 
 /// Lanes in a warp: a constant on NVIDIA, where nvcc reads `warpSize` from a
 /// register (so that `/ warpSize` costs a full integer division, about 30

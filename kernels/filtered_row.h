@@ -68,7 +68,7 @@ struct Cut {
 
 /// The lowest id of the row's raw maximum (NaN ignored): the greedy token.
 template <int THREADS, Defect D, class Logit>
-__device__ int row_argmax(const Logit* x, std::int64_t n, OrderedBest* smem) {
+__device__ int row_argmax(const Logit* x, std::int64_t n, device::SharedPtr<OrderedBest> smem) {
   Best best = no_candidate();
   for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
                        [&](std::int64_t i, float v, float) { best = BetterOf<D>{}(best, Best{v, int(i)}); });
@@ -77,7 +77,7 @@ __device__ int row_argmax(const Logit* x, std::int64_t n, OrderedBest* smem) {
 
 /// The row's maximum logit, NaN ignored; every thread gets it.
 template <int THREADS, Defect D, class Logit>
-__device__ float row_max(const Logit* x, std::int64_t n, unsigned* smem) {
+__device__ float row_max(const Logit* x, std::int64_t n, device::SharedPtr<unsigned> smem) {
   float m = -INFINITY;
   for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t, float v, float) { m = MaxOf<D>{}(m, v); });
   return block_max<D>(m, smem);

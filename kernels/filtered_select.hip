@@ -58,8 +58,8 @@ struct SelectRow {
   const Logit* x;
   std::int64_t n;
   float m_safe, inv_t;
-  unsigned* su;
-  Histograms<THREADS>* h;
+  device::SharedPtr<unsigned> su;
+  device::SharedPtr<Histograms<THREADS>> h;
   Fixed fx;
 
   /// Calls f(id, logit, key) for every id this thread visits.

@@ -32,7 +32,8 @@ struct SortArgs {
 /// next id of that digit goes.
 template <int THREADS>
 __device__ void radix_pass(const unsigned* keys, const unsigned* ids, unsigned* keys_out, unsigned* ids_out,
-                           std::int64_t n, int shift, unsigned* cnt, unsigned* smem) {
+                           std::int64_t n, int shift, device::SharedPtr<unsigned> cnt,
+                           device::SharedPtr<unsigned> smem) {
   const int t = int(threadIdx.x);
   const std::int64_t chunk = (n + THREADS - 1) / THREADS;
   const std::int64_t lo = t * chunk < n ? t * chunk : n, hi = lo + chunk < n ? lo + chunk : n;

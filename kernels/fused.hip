@@ -158,7 +158,7 @@ struct Stage1Tile {
       : row(row_), start(std::int64_t(tile) * BLOCK_V), T(a.temperatures[row_]) {
     n = D == Defect::tail_unmasked ? BLOCK_V : int(a.vocab - start < BLOCK_V ? a.vocab - start : BLOCK_V);
     x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride) + start;
-    greedy = is_greedy<D>(T, a.greedy_eps);
+    greedy = is_greedy<D>(T, greedy_eps_of<D>(a));
     const std::int64_t noise_stride = D == Defect::noise_stride ? a.logit_stride : a.noise_stride;
     e = DRAWN ? nullptr : row_start<D>(a.noise, row, noise_stride) + start;
     vector = VECTORIZABLE && n == BLOCK_V && aligned16(x) && (greedy || DRAWN || aligned16(e));
@@ -231,6 +231,9 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
   RACEORACLE_SHARED(unsigned, smem_max, 32);
   RACEORACLE_SHARED(TopTwoBits, smem_q, 32);
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
+  // shared_reuse lays the max and the screen over smem_best's bytes.
+  const auto max_smem = D == Defect::shared_reuse ? device::shared_cast<unsigned>(smem_best) : smem_max;
+  const auto q_smem = D == Defect::shared_reuse ? device::shared_cast<TopTwoBits>(smem_best) : smem_q;
   device::wait_for_prior_grid();  // its writes (the logits, say) are visible from here
   device::allow_next_grid();      // stage 2 may be scheduled; it waits for this grid
   const SampleArgs& a = s.a;
@@ -241,9 +244,10 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) m = MaxOf<D>{}(m, v[j]);
-  m = block_max<D>(m, smem_max);
+  m = block_max<D>(m, max_smem);
 
   const float inv_t = inverse_temperature(t.T);
+  const float eps = eps_of<D>(a);
   const float m_safe = guard_max<D>(m);
   const int count = t.count();
   auto to_id = [&](Best b) {  // item index -> id
@@ -259,23 +263,25 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
   Best best;
   if (t.greedy) {
     if (D == Defect::greedy_scaled)
-      best = fold_items<ORDER, D, ITEMS, true>(v, ev, count, m_safe, inv_t, a.eps);
+      best = fold_items<ORDER, D, ITEMS, true>(v, ev, count, m_safe, inv_t, eps);
     else
       best = count >= ITEMS ? greedy_items<D, ITEMS, true>(v, count) : greedy_items<D, ITEMS, false>(v, count);
   } else {
-    const ThreadScreen sc = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, a.eps);
-    const TopTwo tile_q = block_top_two<D>(sc.q, smem_q);
+    skip_far_draws<D>(v, ev, m_safe, inv_t);
+    const ThreadScreen sc = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, eps);
+    const TopTwo tile_q = block_top_two<D>(sc.q, q_smem);
     if (tile_decides(tile_q)) {
       // Exactly one thread holds the candidate: every other top is at most
       // tile_q.second < tile_q.top.
-      if (sc.q.top == tile_q.top) store(to_id(Best{race_key<ORDER, D>(sc.xc, m_safe, inv_t, sc.ec, a.eps), sc.c}));
+      if (sc.q.top == tile_q.top) store(to_id(Best{race_key<ORDER, D>(sc.xc, m_safe, inv_t, sc.ec, eps), sc.c}));
       return;
     }
     // Undecided (block-uniform, rare: masked or tiny tiles, near ties, noise
     // out of range): fold the tile exactly, reloading it rather than keeping
     // the items in registers across the reduction.
     t.load(a, v, ev);
-    best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, a.eps);
+    skip_far_draws<D>(v, ev, m_safe, inv_t);
+    best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, eps);
   }
   best = block_best<D>(to_id(best), smem_best);
   if (threadIdx.x == 0) store(best);
@@ -284,8 +290,9 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
 /// Greedy rows: the tile with the largest part_m, lowest tile on ties.
 /// Sampling rows: keys part_key * exp((part_m - mm) * inv_t), best tile.
 /// No clamp of the result: an escaped sentinel must show as out of range.
-template <int THREADS, Defect D>
+template <int THREADS, Defect D1>
 __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
+  constexpr Defect D = D1 == Defect::tie_lane_order ? Defect::none : D1;  // stage 1's alone
   RACEORACLE_SHARED(unsigned, smem_max, 32);
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   device::wait_for_prior_grid();  // stage 1's partials are complete and visible
@@ -293,14 +300,14 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
   const SampleArgs& a = s.a;
   const std::int64_t row = blockIdx.x;
   const std::int64_t base = row * s.p.tiles;
-  const int tiles = int(s.p.tiles);
+  const int tiles = D == Defect::stage2_one_pass && s.p.tiles > THREADS ? THREADS : int(s.p.tiles);
 
   float mm = -INFINITY;
   for (int t = int(threadIdx.x); t < tiles; t += THREADS) mm = MaxOf<D>{}(mm, s.p.m[base + t]);
   mm = block_max<D>(mm, smem_max);
 
   const float T = a.temperatures[row];
-  const bool greedy = is_greedy<D>(T, a.greedy_eps);
+  const bool greedy = is_greedy<D>(T, greedy_eps_of<D>(a));
   const float inv_t = inverse_temperature(T);
   const float mm_safe = guard_max<D>(mm);
   Best best = no_candidate();

@@ -99,7 +99,7 @@ inline constexpr int kBlockMultiple = 64;
 /// a tile"). blockDim.x must be a multiple of kBlockMultiple (every warp
 /// full). The missing_barrier mutant drops the barrier between the levels.
 template <Defect D, class T, class ReduceWarp>
-__device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
+__device__ T block_reduce(T v, device::SharedPtr<T> smem, ReduceWarp reduce_warp, T none) {
   v = reduce_warp(v);
   const int w = device::warp_size();
   const int warp = int(threadIdx.x) / w, lane = int(threadIdx.x) % w;
@@ -112,16 +112,18 @@ __device__ T block_reduce(T v, T* smem, ReduceWarp reduce_warp, T none) {
 /// The block's maximum under MaxOf<D> (NaN ignored; propagated under nan_max);
 /// every thread gets it.
 template <Defect D>
-__device__ float block_max(float v, unsigned* smem) {
+__device__ float block_max(float v, device::SharedPtr<unsigned> smem) {
   const unsigned o = ordered(v, D == Defect::nan_max ? ~0u : 0u);
   return from_ordered(block_reduce<D>(o, smem, [](unsigned u) { return device::warp_max(u); }, 0u));
 }
 
 /// The block's best candidate in the order of beats<D>; every thread gets it.
+/// Under tie_lane_order a tie between lanes goes to the highest id.
 template <Defect D>
-__device__ Best block_best(const Best& b, OrderedBest* smem) {
+__device__ Best block_best(const Best& b, device::SharedPtr<OrderedBest> smem) {
   auto reduce_warp = [](OrderedBest c) {
     const unsigned top = device::warp_max(c.key);
+    if (D == Defect::tie_lane_order) return OrderedBest{top, device::warp_max(c.key == top ? c.id : 0u)};
     return OrderedBest{top, device::warp_min(c.key == top ? c.id : ~0u)};
   };
   const unsigned id = D == Defect::high_id_tie ? ~unsigned(b.idx) : unsigned(b.idx);
@@ -133,7 +135,7 @@ __device__ Best block_best(const Best& b, OrderedBest* smem) {
 /// butterfly adds the same two operands in every lane: IEEE addition
 /// commutes).
 template <Defect D, class T>
-__device__ T block_sum(T v, T* smem) {
+__device__ T block_sum(T v, device::SharedPtr<T> smem) {
   auto reduce_warp = [](T x) {
     for (int m = device::warp_size() / 2; m > 0; m /= 2) x += device::shfl_xor(x, m);
     return x;
@@ -148,7 +150,7 @@ __device__ T block_sum(T v, T* smem) {
 /// holds one value per warp (at most 32); the barrier at the end lets the
 /// caller reuse it.
 template <class T>
-__device__ T block_exclusive_scan(T v, T* smem, T& total) {
+__device__ T block_exclusive_scan(T v, device::SharedPtr<T> smem, T& total) {
   const int w = device::warp_size();
   const int warp = int(threadIdx.x) / w, lane = int(threadIdx.x) % w;
   const int warps = (int(blockDim.x) + w - 1) / w;
@@ -186,7 +188,7 @@ struct TopTwoBits {
 /// thread gets it. Per warp: the largest top, then the largest of every other
 /// lane's top and the first holder's second.
 template <Defect D>
-__device__ TopTwo block_top_two(TopTwo t, TopTwoBits* smem) {
+__device__ TopTwo block_top_two(TopTwo t, device::SharedPtr<TopTwoBits> smem) {
   auto reduce_warp = [](TopTwoBits b) {
     const unsigned top = device::warp_max(b.top);
     const unsigned lane = unsigned(threadIdx.x) % unsigned(device::warp_size());
@@ -288,6 +290,16 @@ __device__ __forceinline__ bool is_greedy(float T, float greedy_eps) {
   return D == Defect::strict_greedy ? T < greedy_eps : T <= greedy_eps;
 }
 
+/// The launch's eps and greedy_eps as defect D reads them (constant_args: the defaults).
+template <Defect D>
+__device__ __forceinline__ float eps_of(const SampleArgs& a) {
+  return D == Defect::constant_args ? race::kDefaultEps : a.eps;
+}
+template <Defect D>
+__device__ __forceinline__ float greedy_eps_of(const SampleArgs& a) {
+  return D == Defect::constant_args ? race::kDefaultGreedyEps : a.greedy_eps;
+}
+
 /// A fast-math exp of the kind `-ffast-math` or `__expf` brings: a bit trick
 /// for 2^floor and a quadratic for the fraction (relative error ~2e-3).
 __device__ __forceinline__ float fast_expf(float x) {
@@ -351,6 +363,20 @@ __device__ __forceinline__ void draw_vector(std::uint64_t seed, std::uint64_t of
     const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id0 / 4 + std::uint32_t(v)));
 #pragma unroll
     for (int k = 0; k < 4; ++k) out[4 * v + k] = drawn_exponential<D>(w.w[k]);
+  }
+}
+
+/// The draw_skip mutant's shortcut: ids more than 14 temperature units below
+/// the tile's max get E = inf (key 0), as if their draw were skipped. No
+/// such threshold is below 19.4 units and sound: the smallest E, 2^-24 (a
+/// word near 2^32), lifts an id e^16.6 times, and the max's key is at least
+/// 1 / 16.6 (its largest E, 24 ln 2).
+template <Defect D, int N>
+__device__ __forceinline__ void skip_far_draws(const float (&v)[N], float (&ev)[N], float m_safe, float inv_t) {
+  if constexpr (D == Defect::draw_skip) {
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      if ((v[j] - m_safe) * inv_t < -14.0f) ev[j] = INFINITY;
   }
 }
 

@@ -7,8 +7,8 @@
 
 namespace raceoracle::mutants {
 
-HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s) {
-  return HarnessSettings{rs, timeout_s, true, io::self_executable()};
+HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s, bool racecheck) {
+  return HarnessSettings{rs, timeout_s, true, io::self_executable(), racecheck};
 }
 
 GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const HarnessSettings& hs,

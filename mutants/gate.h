@@ -14,7 +14,7 @@ namespace raceoracle::mutants {
 
 /// The harness settings for a gate: every pair in a child process that execs
 /// this binary afresh (a GPU runtime does not survive fork).
-HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s);
+HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s, bool racecheck = false);
 
 /// The gate's share of a sharded run: unit base + k is (mutant, the k-th law
 /// of `only`, in suite order; every law when `only` is empty); `first_unit`

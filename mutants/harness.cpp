@@ -89,10 +89,14 @@ PairOutcome run_isolated(const properties::Law& p, const subject::Subject& m, co
     close(fds[0]);
     if (!s.self_exe.empty()) {
       std::vector<std::string> args = pair_child_args(s.self_exe, m.kernel()->name, p.name, s.run, fds[1]);
+      if (s.racecheck)
+        args.insert(args.begin(), {"compute-sanitizer", "--tool", "racecheck", "--racecheck-report", "hazard",
+                                   "--error-exitcode", std::to_string(kRacecheckExit), "--print-limit", "4"});
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
-      execv(s.self_exe.c_str(), argv.data());
+      if (s.racecheck) execvp(argv[0], argv.data());
+      else execv(s.self_exe.c_str(), argv.data());
       _exit(127);  // no exec: the parent reads no verdict and records a crash
     }
     write_outcome(fds[1], run_pair(p, m, s.run));
@@ -148,6 +152,12 @@ PairOutcome run_isolated(const properties::Law& p, const subject::Subject& m, co
     if (o.kind != Kind::crashed && o.settings != properties::to_json(s.run)) {
       o.kind = Kind::crashed;  // a verdict under other settings judges nothing the user asked for
       o.detail = "the pair's child ran under other settings: " + o.settings;
+    }
+    if (s.racecheck && o.kind == Kind::survived && WIFEXITED(status) && WEXITSTATUS(status) == kRacecheckExit) {
+      o.kind = Kind::killed;
+      o.counterexample = p.name + " on " + m.name() +
+                         ": compute-sanitizer racecheck reported a shared-memory hazard while the law ran (its "
+                         "report is on stderr); the law's own verdict was a pass";
     }
   }
   return o;

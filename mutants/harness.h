@@ -48,7 +48,13 @@ struct HarnessSettings {
   /// image: a GPU runtime (CUDA, HIP) the parent has initialised is not
   /// usable in a forked child. Empty: fork only.
   std::string self_exe;
+  /// Run each exec'd child under `compute-sanitizer --tool racecheck` (a GPU
+  /// build): a shared-memory hazard it reports, where the law held, is a
+  /// kill by that law (a race that did not change this run's tokens).
+  bool racecheck = false;
 };
+/// The exit status compute-sanitizer gives a child it found a hazard in.
+inline constexpr int kRacecheckExit = 86;
 
 /// The exec'd child of one pair: argv = {exe, "__pair", mutant, property,
 /// the run settings as JSON, fd}; it writes its verdict to fd as JSON.

@@ -144,7 +144,7 @@ const char* to_string(InvalidReason r) {
     case InvalidReason::nan_noise: return "NaN noise";
     case InvalidReason::negative_noise: return "negative noise";
     case InvalidReason::inf_noise: return "infinite noise";
-    case InvalidReason::zero_noise_without_eps: return "zero noise, and the sampler adds no eps";
+    case InvalidReason::zero_noise_without_eps: return "zero noise, and no eps (the sampler adds none, or the launch's eps is 0)";
     case InvalidReason::bad_filter: return "top_p outside (0, 1] or min_p outside [0, 1]";
   }
   return "?";
@@ -176,8 +176,9 @@ Verdict decide(const RowView& row, const NumericsContract& contract, const RaceC
   const RaceConstants k{race::race_eps(request.eps, contract.conventions), request.greedy_eps};
   const LogitStats stats = scan_logits(row);
   if (stats.nan_or_pos_inf || stats.unmasked <= 1) return decide_reference(row, contract, request);
-  // A sampler without eps divides by its draws: a zero one is out of its contract (the reference says so).
-  if (contract.conventions.eps == race::EpsRule::none && !race::is_greedy(T, k.greedy_eps, contract.conventions) &&
+  // With no eps (none added, or a launch's eps of 0) a key divides by its draw: a zero one is out of
+  // contract (the reference says so).
+  if (k.eps == 0.0f && !race::is_greedy(T, k.greedy_eps, contract.conventions) &&
       std::find(row.noise, row.noise + row.vocab, 0.0f) != row.noise + row.vocab)
     return decide_reference(row, contract, request);
   Verdict v;

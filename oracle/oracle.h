@@ -17,7 +17,7 @@ const char* to_string(RowClass c);
 /// T = +inf is out of contract too: x / t is undefined for a masked id (-inf / inf).
 enum class InvalidReason : std::uint8_t {
   none, nan_logit, pos_inf_logit, nan_temperature, inf_temperature, nan_noise, negative_noise, inf_noise,
-  zero_noise_without_eps,  ///< a sampler that adds no eps (race::EpsRule::none) divides by a zero draw
+  zero_noise_without_eps,  ///< no eps (race::EpsRule::none, or the launch's eps = 0): a key divides by a zero draw
   bad_filter  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §9)
 };
 const char* to_string(InvalidReason r);

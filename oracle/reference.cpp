@@ -34,8 +34,8 @@ Verdict invalid(InvalidReason r, std::int64_t id) {
   return v;
 }
 
-/// Out-of-contract checks of SPEC §1, first failing id reported; a sampler
-/// that adds no eps (race::EpsRule::none) also excludes zero draws.
+/// Out-of-contract checks of SPEC §1, first failing id reported; with no eps
+/// (race::EpsRule::none, or a launch's eps of 0) zero draws are excluded too.
 bool classify_invalid(const RowView& row, const Eigen::ArrayXd& x, bool greedy, bool zero_noise_allowed, Verdict& out) {
   const float T = row.temperature;
   if (std::isnan(T)) return out = invalid(InvalidReason::nan_temperature, -1), true;
@@ -68,7 +68,7 @@ Verdict decide_reference(const RowView& row, const NumericsContract& contract, c
   const RaceConstants k{race::race_eps(request.eps, contract.conventions), request.greedy_eps};
   const bool greedy = race::is_greedy(row.temperature, k.greedy_eps, contract.conventions);
   Verdict v;
-  if (classify_invalid(row, x, greedy, contract.conventions.eps != race::EpsRule::none, v)) return v;
+  if (classify_invalid(row, x, greedy, k.eps != 0.0f, v)) return v;
 
   const double m = x.maxCoeff();
   if (m == -kInf) {  // fully masked: id 0 for greedy and sampling rows alike

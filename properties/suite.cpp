@@ -1,6 +1,7 @@
 #include "properties/suite.h"
 
 #include "fixtures/filters.h"
+#include "fixtures/reach.h"
 
 #include <fmt/format.h>
 #include <rapidcheck/detail/Configuration.h>
@@ -48,6 +49,20 @@ fixtures::MatrixRequirement crossed(std::vector<fixtures::MatrixRow> rows, bool 
   return {std::move(rows), all_edges(), out_of_contract};
 }
 
+/// The built cases of AgreesWithOracle (fixtures/reach.h): the tile counts
+/// only for a compiled-in kernel (a sampler has no tiles; rows of up to 2.1
+/// million ids would only slow it).
+std::vector<fixtures::CaseSpec> reach_cases(const subject::Subject& s) {
+  std::vector<fixtures::CaseSpec> out = fixtures::constants_cases();
+  for (auto* family : {fixtures::tie_cases, fixtures::far_edge_cases})
+    for (fixtures::CaseSpec& c : family()) out.push_back(std::move(c));
+  if (s.kernel())
+    for (fixtures::CaseSpec& c : fixtures::tile_count_cases()) out.push_back(std::move(c));
+  return out;
+}
+std::vector<fixtures::CaseSpec> tie_cases(const subject::Subject&) { return fixtures::tie_cases(); }
+std::vector<fixtures::CaseSpec> id_sweep_cases(const subject::Subject&) { return fixtures::id_sweep_cases(); }
+
 std::vector<Law> make_laws() {
   using K = RowKind;
   using T = fixtures::TemperatureIndex;
@@ -71,15 +86,18 @@ std::vector<Law> make_laws() {
        .must_cover = {C::multi_tile_row, C::vocab_tail, C::whole_masked_tile, C::exact_tie_at_max, C::near_tie,
                       C::t_above_greedy_eps, C::t_below_clamp, C::noise_zero, C::noise_2_pow_minus_24, C::bf16_logits,
                       C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner, C::drawn_seed_high_bits,
-                      C::drawn_offset_high_bits, C::drawn_largest_e_wins},
-       .matrix = crossed(every_row)},
+                      C::drawn_offset_high_bits, C::drawn_largest_e_wins, C::drawn_far_winner, C::eps_moved,
+                      C::greedy_eps_moved},
+       .matrix = crossed(every_row),
+       .built = reach_cases},
       {.name = "GreedyIsExact",
        .statement = "greedy rows give the lowest id of the raw max, bit-exact, whatever the noise",
        .check = greedy_is_exact,
        .inputs = rows_of({K::greedy_ties, K::realistic, K::masked_tiles, K::exact_tie},
                          {T::zero, T::greedy_eps, T::negative, T::zero}),
        .must_cover = {C::greedy_tie_within_tile, C::greedy_tie_across_tiles, C::t_is_greedy_eps, C::negative_t},
-       .matrix = crossed(greedy_rows)},
+       .matrix = crossed(greedy_rows),
+       .built = tie_cases},
       {.name = "MaskedIdsNeverWin",
        .statement = "a -inf id never wins while any id is unmasked",
        .check = masked_ids_never_win,
@@ -92,7 +110,7 @@ std::vector<Law> make_laws() {
        .inputs = rows_of({K::forced}),
        .must_cover = {C::forced_row, C::forced_id_in_last_tile},
        .matrix = crossed({R::forced}),
-       .built = fixtures::id_sweep_cases},
+       .built = id_sweep_cases},
       {.name = "FullyMaskedRowIsZero",
        .statement = "an all -inf row gives id 0",
        .check = fully_masked_row_is_zero,
@@ -211,7 +229,8 @@ bool Law::applies_to(const subject::Subject& s) const {
 std::vector<fixtures::Cover> Law::required_coverage(const subject::Subject& s) const {
   std::vector<fixtures::Cover> out;
   for (const fixtures::Cover c : must_cover)
-    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && fixtures::applies(c, subject::noise_of(s), subject::noise_stream_of(s)))
+    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && fixtures::applies(c, subject::noise_of(s), subject::noise_stream_of(s),
+                                                                                          s.contract().conventions))
       out.push_back(c);
   return out;
 }
@@ -316,6 +335,7 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
   }
   // The coverage matrix, by construction: one case per (edge, dtype); then the law's other built cases.
   fixtures::CellSet cells;
+  fixtures::CoverSet covered;  // the classes met, by built cases and by the random search
   if (s.reproduce.empty() && s.matrix) {
     std::vector<std::pair<fixtures::CaseSpec, const char*>> built;
     for (fixtures::CaseSpec& spec : fixtures::matrix_cases(p.matrix)) built.emplace_back(std::move(spec), "coverage-matrix case");
@@ -326,10 +346,11 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     if (k.contract().filters.applied)
       for (fixtures::CaseSpec& spec : fixtures::filter_cases()) built.emplace_back(std::move(spec), "filter-boundary case");
     if (p.built)
-      for (fixtures::CaseSpec& spec : p.built()) built.emplace_back(std::move(spec), "built case");
+      for (fixtures::CaseSpec& spec : p.built(k)) built.emplace_back(std::move(spec), "built case");
     for (const auto& [spec, what] : built) {
       const subject::Batch b = fixtures::materialize_for(spec, k);
       cells |= fixtures::cells_met(b, fixtures::config_of(spec).block_v);
+      covered |= fixtures::coverage(b, fixtures::config_of(spec).block_v);
       ++out.cases;
       const std::string failure = p.check(LawContext{k, b, fixtures::config_of(spec)});
       const std::string breakdown = k.take_breakdown();
@@ -341,7 +362,6 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
       }
     }
   }
-  fixtures::CoverSet covered;
   std::string last_failure, last_json, breakdown;
   const auto gen = fixtures::gen::batch(p.inputs);
   int cases = 0;

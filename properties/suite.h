@@ -38,8 +38,8 @@ struct Law {
   /// The row class x edge cells it must meet (matrix.h); its matrix cases
   /// run after the corpus and before the random search.
   fixtures::MatrixRequirement matrix;
-  /// More cases built by construction (the id sweep, sweep.h), run with the matrix cases.
-  std::vector<fixtures::CaseSpec> (*built)() = nullptr;
+  /// More cases built by construction (the id sweep, sweep.h; fixtures/reach.h), run with the matrix cases, for the subject.
+  std::vector<fixtures::CaseSpec> (*built)(const subject::Subject&) = nullptr;
   Needs needs = Needs::tokens;
   int case_divisor = 1;  ///< expensive properties run cases / case_divisor
 

@@ -25,7 +25,7 @@ namespace hipcpu {
 
 namespace {
 /// The defaults, overridden by HIPCPU_WARP_SIZE (32 or 64), HIPCPU_SCHEDULE_SEED
-/// (0: thread order) and HIPCPU_WORKERS. A bad value is a clear error at the
+/// (0: thread order), HIPCPU_PREEMPT (0 to 1000) and HIPCPU_WORKERS. A bad value is a clear error at the
 /// first launch, not a silent fallback.
 Config from_environment() {
   Config c;
@@ -46,6 +46,11 @@ Config from_environment() {
     std::exit(2);
   }
   c.schedule_seed = std::uint64_t(read("HIPCPU_SCHEDULE_SEED", std::int64_t(c.schedule_seed)));
+  c.preempt_per_mille = int(read("HIPCPU_PREEMPT", c.preempt_per_mille));
+  if (c.preempt_per_mille > 1000) {
+    std::fprintf(stderr, "hipcpu: HIPCPU_PREEMPT is a chance per mille, 0 to 1000 (got %d)\n", c.preempt_per_mille);
+    std::exit(2);
+  }
   c.workers = int(read("HIPCPU_WORKERS", c.workers));
   return c;
 }
@@ -113,13 +118,16 @@ struct PoolAllocator {
   void deallocate(ctx::stack_context& sc) { stacks().deallocate(sc); }
 };
 
-enum class Wait : std::uint8_t { none, block, warp, done };
+/// none: runnable; block, warp: at a barrier or a warp exchange; aside: set
+/// aside at a shared access (runs when nothing else can); done: returned.
+enum class Wait : std::uint8_t { none, block, warp, aside, done };
 
 struct Block;
 struct Thread {
   dim3 idx;
   int linear = 0;
   Wait wait = Wait::none;
+  bool synced = true;  // no shared access since the start, the last barrier or warp exchange
   ctx::fiber fiber;  // the fiber itself while suspended
   ctx::fiber sink;   // the scheduler, while this fiber runs
 };
@@ -131,6 +139,9 @@ struct Block {
   std::vector<std::uint64_t> slots;   // one exchange slot per thread
   std::vector<int> warp_arrived;
   int block_arrived = 0;
+  std::mt19937_64 rng;        // the schedule's draws (shuffles, preemptions)
+  int preempt_per_mille = 0;  // 0 while the schedule is thread order
+  std::vector<int> aside;     // the threads set aside at a shared access
   std::string error;
 };
 
@@ -145,6 +156,7 @@ void suspend(Wait w) {
   self->wait = w;
   self->sink = std::move(self->sink).resume();
   t_thread = self;  // another fiber ran in between
+  if (w == Wait::block || w == Wait::warp) self->synced = true;
 }
 
 int live_lanes(const Block& b, int warp) {
@@ -152,12 +164,13 @@ int live_lanes(const Block& b, int warp) {
   return std::min(b.warp_size, n - warp * b.warp_size);
 }
 
-void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed) {
+void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed, int preempt_per_mille) {
   ++t_block_serial;
   const int n = int(b.threads.size());
   for (int i = 0; i < n; ++i) {
     Thread& t = b.threads[std::size_t(i)];
     t.wait = Wait::none;
+    t.synced = true;
     t.fiber = ctx::fiber(std::allocator_arg, PoolAllocator{}, [&b, &t, &body](ctx::fiber&& sink) {
       t.sink = std::move(sink);
       t_thread = &t;
@@ -166,43 +179,60 @@ void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed) 
       return std::move(t.sink);
     });
   }
-  std::vector<int> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(seed);
+  b.rng.seed(seed);
+  b.preempt_per_mille = seed != 0 ? preempt_per_mille : 0;
+  b.aside.clear();
   int done = 0;
-  while (done < n) {
-    if (seed != 0) std::shuffle(order.begin(), order.end(), rng);
-    bool progressed = false;
-    for (int i : order) {
-      Thread& t = b.threads[std::size_t(i)];
-      if (t.wait != Wait::none) continue;
-      t_thread = &t;
-      t.fiber = std::move(t.fiber).resume();
-      progressed = true;
-      if (t.wait == Wait::done) ++done;
-    }
-    // Release barriers whose every participant has arrived.
+  // The threads that may run now; a pass runs each (in shuffled order) to its
+  // next barrier, exchange, set-aside point or end.
+  std::vector<int> ready(static_cast<std::size_t>(n)), running;
+  std::iota(ready.begin(), ready.end(), 0);
+  auto run = [&](Thread& t) {
+    t_thread = &t;
+    t.fiber = std::move(t.fiber).resume();
+    if (t.wait == Wait::done) ++done;
+  };
+  // Releases the barriers and warp exchanges whose every participant has
+  // arrived, their threads made ready.
+  auto release = [&] {
     const int live = n - done;
     if (b.block_arrived > 0 && b.block_arrived == live) {
       if (done > 0) b.error = "__syncthreads() reached by only some threads of a block (others exited)";
-      for (Thread& t : b.threads)
-        if (t.wait == Wait::block) t.wait = Wait::none;
+      for (int i = 0; i < n; ++i)
+        if (b.threads[std::size_t(i)].wait == Wait::block) b.threads[std::size_t(i)].wait = Wait::none, ready.push_back(i);
       b.block_arrived = 0;
-      progressed = true;
     }
     for (std::size_t w = 0; w < b.warp_arrived.size(); ++w) {
       if (b.warp_arrived[w] == 0 || b.warp_arrived[w] != live_lanes(b, int(w))) continue;
       for (int l = 0; l < live_lanes(b, int(w)); ++l) {
-        Thread& t = b.threads[w * std::size_t(b.warp_size) + std::size_t(l)];
-        if (t.wait == Wait::warp) t.wait = Wait::none;
+        const int i = int(w) * b.warp_size + l;
+        if (b.threads[std::size_t(i)].wait == Wait::warp) b.threads[std::size_t(i)].wait = Wait::none, ready.push_back(i);
       }
       b.warp_arrived[w] = 0;
-      progressed = true;
     }
-    if (!progressed && done < n) {
+  };
+  while (done < n) {
+    if (!ready.empty()) {
+      if (seed != 0) std::shuffle(ready.begin(), ready.end(), b.rng);
+      running.swap(ready);
+      ready.clear();
+      for (int i : running) run(b.threads[std::size_t(i)]);
+      release();
+      continue;
+    }
+    // Every thread waits: the set-aside ones go on one at a time, in random
+    // order, each to its next barrier or exchange, until one is released.
+    if (b.aside.empty()) {
       b.error = "deadlock: threads wait at a barrier that the rest of the block never reaches";
       break;
     }
+    const std::size_t k = std::size_t(b.rng() % b.aside.size());
+    Thread& t = b.threads[std::size_t(b.aside[k])];
+    b.aside[k] = b.aside.back();
+    b.aside.pop_back();
+    t.wait = Wait::none;
+    run(t);
+    release();
   }
   if (!b.error.empty()) {
     // Unwind the stuck fibers by destroying them (their stacks return to the pool).
@@ -227,6 +257,19 @@ void fresh_shared(void* p, std::size_t bytes) {
   if (it->second == t_block_serial) return;
   std::memset(p, 0xFF, bytes);
   it->second = t_block_serial;
+}
+
+/// Only a thread's first shared access after a barrier or a warp exchange
+/// (or its start) may be preempted: the point a race hides behind, at a
+/// cost that does not grow with a loop's accesses between barriers.
+void preempt_point() {
+  Block* b = t_block;
+  Thread* self = t_thread;
+  if (!b || !self || b->preempt_per_mille == 0 || !self->synced) return;
+  self->synced = false;
+  if (int(b->rng() % 1000) >= b->preempt_per_mille) return;
+  b->aside.push_back(self->linear);
+  suspend(Wait::aside);
 }
 
 void syncthreads() {
@@ -289,7 +332,7 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
       b.block_arrived = 0;
       std::fill(b.warp_arrived.begin(), b.warp_arrived.end(), 0);
       const std::uint64_t seed = cfg.schedule_seed == 0 ? 0 : cfg.schedule_seed * 0x9E3779B97F4A7C15ull + k + 1;
-      run_block(b, body, seed);
+      run_block(b, body, seed, cfg.preempt_per_mille);
       if (!b.error.empty()) {
         std::lock_guard lock(error_mutex);
         if (first_error.empty()) first_error = b.error;

@@ -9,7 +9,11 @@
 /// shows as a wrong answer instead of hiding behind one fixed schedule.
 /// `__shared__` is `static thread_local`: one instance per OS thread, shared by
 /// the fibers of the block that thread runs; declared through
-/// HIPCPU_SHARED_ARRAY, its bytes are 0xFF when each block starts. Blocks run
+/// HIPCPU_SHARED_ARRAY, its bytes are 0xFF when each block starts, and every
+/// access through it is a point where the scheduler may set the thread aside
+/// until nothing else in its block can run (Config::preempt_per_mille), as a
+/// GPU may stall one warp between a barrier and its next shared load while
+/// another runs ahead. Blocks run
 /// in parallel over `config().workers` OS threads. Launches are synchronous.
 /// The kernels' locals start as 0xFE bytes (the build's
 /// -ftrivial-auto-var-init=pattern, CMakeLists.txt), as registers hold garbage.
@@ -51,13 +55,23 @@ using hipEvent_t = struct ihipEvent_t*;
 namespace hipcpu {
 
 /// Process-wide settings of the CPU device. Change them between launches only.
-/// Read once from HIPCPU_WARP_SIZE, HIPCPU_SCHEDULE_SEED, HIPCPU_WORKERS.
+/// Read once from HIPCPU_WARP_SIZE, HIPCPU_SCHEDULE_SEED, HIPCPU_PREEMPT (per
+/// mille), HIPCPU_WORKERS.
 struct Config {
   int warp_size = 64;                ///< 64 as on AMD Instinct, 32 as on NVIDIA
   /// 0: fibers resume in thread order. Otherwise a shuffle seeded per block
   /// and pass; on by default so that a missing barrier cannot hide behind
   /// one fixed schedule (tests/kernels/hip_cpu shows one that would).
   std::uint64_t schedule_seed = raceoracle::race::kCiSeed;
+  /// At a thread's first access to a HIPCPU_SHARED_ARRAY after a barrier or
+  /// a warp exchange, the chance in 1000 that the thread is set aside until
+  /// every other thread of its block waits or has ended; then one set-aside
+  /// thread, chosen at random, goes on. So a warp
+  /// that reads a slot after a barrier can be overtaken by another that runs
+  /// on to its next write of that slot: the races a barrier-to-barrier
+  /// schedule cannot show (a second reduction reusing an array another warp
+  /// has yet to read). Needs schedule_seed != 0; 0 turns it off.
+  int preempt_per_mille = 250;
   int workers = 0;                   ///< OS threads running blocks; 0: all cores
 };
 Config& config();
@@ -77,7 +91,40 @@ int lane_id();
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
 /// Fills `bytes` at `p` with 0xFF the first time the running block reaches it.
 void fresh_shared(void* p, std::size_t bytes);
+/// Where the scheduler may set the running thread aside (Config::preempt_per_mille).
+void preempt_point();
 }  // namespace detail
+
+/// A pointer into a block's shared array whose every access (`[]`, `*`,
+/// `->`) is first a preemption point. What HIPCPU_SHARED_ARRAY names; the
+/// kernels pass it where a GPU build passes `T*` (kernels/device.h).
+template <class T>
+class SharedPtr {
+ public:
+  explicit SharedPtr(T* p) : p_(p) {}
+  T& operator[](std::ptrdiff_t i) const {
+    detail::preempt_point();
+    return p_[i];
+  }
+  T& operator*() const {
+    detail::preempt_point();
+    return *p_;
+  }
+  T* operator->() const {
+    detail::preempt_point();
+    return p_;
+  }
+  SharedPtr operator+(std::ptrdiff_t i) const { return SharedPtr(p_ + i); }
+  T* get() const { return p_; }
+
+ private:
+  T* p_;
+};
+/// The same bytes seen as U (a kernel that lays two reductions over one array).
+template <class U, class T>
+SharedPtr<U> shared_cast(SharedPtr<T> p) {
+  return SharedPtr<U>(reinterpret_cast<U*>(p.get()));
+}
 
 template <class Kernel, class... Args>
 void launch(Kernel* kernel, dim3 grid, dim3 block, std::size_t /*shared bytes*/, hipStream_t, Args&&... args) {
@@ -109,10 +156,12 @@ T shfl(T v, int src_lane) {
 /// A block's shared array whose bytes are 0xFF (NaN as fp32 and bf16, -1 as an
 /// integer) when each block starts, as a GPU's shared memory holds what the
 /// last block left there: a read of a slot no thread of this block wrote
-/// shows, where a plain `__shared__` here would read zeros or a past block's values.
-#define HIPCPU_SHARED_ARRAY(T, name, n) \
-  static thread_local T name[n];        \
-  ::hipcpu::detail::fresh_shared(name, sizeof(name))
+/// shows, where a plain `__shared__` here would read zeros or a past block's
+/// values. `name` is a SharedPtr<T>: each access may be preempted.
+#define HIPCPU_SHARED_ARRAY(T, name, n)                              \
+  static thread_local T name##_storage[n];                           \
+  ::hipcpu::detail::fresh_shared(name##_storage, sizeof(name##_storage)); \
+  const ::hipcpu::SharedPtr<T> name(name##_storage)
 
 inline void __syncthreads() { ::hipcpu::detail::syncthreads(); }
 

@@ -105,8 +105,8 @@ TEST(BetterOf, LowestIdOnTiesNumbersOverNanSentinelLast) {
 }
 
 __global__ void block_kernel(const float* keys, const int* ids, Best* best_out, float* max_out) {
-  __shared__ unsigned smem_max[32];
-  __shared__ OrderedBest smem_best[32];
+  RACEORACLE_SHARED(unsigned, smem_max, 32);
+  RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const int t = int(threadIdx.x);
   const Best b = ids[t] < 0 ? no_candidate() : Best{keys[t], ids[t]};
   const Best best = block_best<Defect::none>(b, smem_best);
@@ -154,7 +154,7 @@ TEST(BlockReduce, BestAndMaxAtOddWarpCountsUnderBothWarpSizes) {
 }
 
 __global__ void sum_kernel(const float* v, float* out) {
-  __shared__ float smem[32];
+  RACEORACLE_SHARED(float, smem, 32);
   out[threadIdx.x] = block_sum<Defect::none>(v[threadIdx.x], smem);
 }
 
@@ -183,7 +183,7 @@ TEST(BlockReduce, SumIsTheSameInEveryThreadAndWithinSummationError) {
 }
 
 __global__ void count_kernel(const unsigned* v, unsigned* out) {
-  __shared__ unsigned smem[32];
+  RACEORACLE_SHARED(unsigned, smem, 32);
   out[threadIdx.x] = block_sum<Defect::none>(v[threadIdx.x], smem);
 }
 
@@ -206,7 +206,7 @@ TEST(BlockReduce, CountIsExactInEveryThread) {
 
 template <class T>
 __global__ void scan_kernel(const T* v, T* out, T* totals) {
-  __shared__ T smem[32];
+  RACEORACLE_SHARED(T, smem, 32);
   T total;
   out[threadIdx.x] = block_exclusive_scan(v[threadIdx.x], smem, total);
   totals[threadIdx.x] = total;
@@ -257,7 +257,7 @@ TEST(BlockScan, ExclusivePrefixInThreadOrderUnderBothWarpSizes) {
 }
 
 __global__ void top_two_kernel(const float* tops, const float* seconds, TopTwo* out) {
-  __shared__ TopTwoBits smem[32];
+  RACEORACLE_SHARED(TopTwoBits, smem, 32);
   const int t = int(threadIdx.x);
   out[t] = block_top_two<Defect::none>(TopTwo{tops[t], seconds[t]}, smem);
 }

@@ -81,27 +81,27 @@ TEST(Sampling, ZeroNoiseWinsThroughEps) {
   EXPECT_NEAR(v.key / (std::exp(-1.0) / double(1e-10f)), 1.0, 1e-12);
 }
 
-TEST(Sampling, ZeroOverZeroRanksBelowEveryNumberWhateverTheIdOrder) {
-  // eps = 0 and E = 0 everywhere, T clamped to 1e-5: id "top" (x = 2) has key
-  // 1 / 0 = inf; every other id's numerator exp(-2e5) underflows, so its key
-  // is 0 / 0. Found by fuzz/oracle_decide: the argmax started on a NaN key
-  // and never left it when such an id came first.
+TEST(Sampling, ALaunchEpsOfZeroWithAZeroDrawIsOutOfContractWhateverTheIdOrder) {
+  // eps = 0 and E = 0, T clamped to 1e-5: id "top" (x = 2) would have key
+  // 1 / 0 and every other id 0 / 0 (found by fuzz/oracle_decide, when such
+  // keys were ranked). As for a sampler that adds no eps (EpsRule::none), a
+  // zero draw then leaves the key without a value: the row is out of
+  // contract, named, whatever the id order.
   for (int top : {0, 1, 5}) {
     std::vector<float> x(6, 0.0f), e(6, 0.0f);
     x[std::size_t(top)] = 2.0f;
     RowView r{x.data(), Dtype::f32, e.data(), 6, 1e-20f};  // greedy_eps 0: sampling, t = 1e-5
     const Verdict v = decide(r, post(), RaceConstants{0.0f, 0.0f});
-    EXPECT_EQ(v.token, top);
-    EXPECT_EQ(v.key, INFINITY);
-    EXPECT_EQ(v.ambiguous, std::vector<std::int64_t>{top});
+    EXPECT_EQ(v.row_class, RowClass::invalid);
+    EXPECT_EQ(v.reason, InvalidReason::zero_noise_without_eps);
+    EXPECT_EQ(v.reason_id, 0);
   }
-  // A 0 / 0 key also ranks below a key that is 0: id 1 (0 / 1) is the
-  // runner-up, not id 0 (0 / 0).
-  std::vector<float> x{0.0f, 0.0f, 2.0f}, e{0.0f, 1.0f, 0.0f};
-  RowView r{x.data(), Dtype::f32, e.data(), 3, 1e-20f};
+  // With no zero draw, eps = 0 is the ratio race p / E.
+  std::vector<float> x{0.0f, 0.0f, 2.0f}, e{1.0f, 2.0f, 4.0f};
+  RowView r{x.data(), Dtype::f32, e.data(), 3, 1.0f};
   const Verdict v = decide(r, post(), RaceConstants{0.0f, 0.0f});
-  EXPECT_EQ(v.token, 2);
-  EXPECT_EQ(v.runner_up, 1);
+  EXPECT_EQ(v.token, 2);  // e^2 / 4 = 1.85 > 1 / 1
+  EXPECT_EQ(v.runner_up, 0);
 }
 
 TEST(Sampling, SmallestNoiseStep) {

@@ -75,6 +75,50 @@ TEST(HipCpu, SharedMemoryIsPerBlockAcrossParallelWorkers) {
     for (int t = 0; t < threads; ++t) ASSERT_EQ(out[b * threads + t], b * 10 + 3) << b << "," << t;
 }
 
+/// Two block sums over one shared array, each warp's lane 0 publishing its
+/// term: 1 + warp, then 100. Between every thread's reads of the first and
+/// the second's writes there is a warp exchange and, with BARRIER, a
+/// barrier. Without it a warp can run on and overwrite a slot another warp
+/// has yet to read, as on a GPU.
+template <bool BARRIER>
+__global__ void reused_array_kernel(int* first) {
+  HIPCPU_SHARED_ARRAY(int, slot, 32);
+  const int w = warpSize, warp = int(threadIdx.x) / w, lane = int(threadIdx.x) % w, warps = int(blockDim.x) / w;
+  if (lane == 0) slot[warp] = 1 + warp;
+  __syncthreads();
+  int sum = 0;
+  for (int k = 0; k < warps; ++k) sum += slot[k];
+  first[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+  if (BARRIER) __syncthreads();
+  const int x = __shfl_xor(lane, 1);  // the second reduction's warp step
+  if (lane == 0) slot[warp] = 100 + x;
+  __syncthreads();
+}
+
+template <bool BARRIER>
+int wrong_first_sums(int per_mille) {
+  ScheduleGuard g;
+  hipcpu::config().preempt_per_mille = per_mille;
+  const int blocks = 16, threads = 256, warps = threads / hipcpu::config().warp_size;
+  std::vector<int> first(std::size_t(blocks * threads), -1);
+  hipLaunchKernelGGL(reused_array_kernel<BARRIER>, dim3(blocks), dim3(threads), 0, nullptr, first.data());
+  EXPECT_EQ(hipGetLastError(), hipSuccess);
+  int wrong = 0;
+  for (int v : first) wrong += v != warps * (warps + 1) / 2;
+  return wrong;
+}
+
+TEST(HipCpu, PreemptionAtSharedAccessesShowsAnArrayReusedWithoutABarrier) {
+  // Barrier to barrier, every thread reads the first sum's slots before any
+  // warp passes its exchange: the race cannot show.
+  EXPECT_EQ(wrong_first_sums<false>(0), 0);
+  // Set aside at its first read, a thread reads after other warps wrote.
+  EXPECT_GT(wrong_first_sums<false>(250), 0);
+  // With the barrier, no schedule is wrong.
+  EXPECT_EQ(wrong_first_sums<true>(250), 0);
+  EXPECT_EQ(wrong_first_sums<true>(1000), 0);
+}
+
 /// Thread 0 reads a slot before and after writing it: the first read must see
 /// the fill, in every block (not a zero, nor what an earlier block wrote).
 __global__ void fresh_shared_kernel(unsigned* out) {
