@@ -185,8 +185,8 @@ struct Stage1Tile {
 #pragma unroll
         for (int r = 0; r < ITEMS / 4; ++r) {
           if constexpr (DRAWN) {
-            float q[4];
-            draw_vector<D, 4>(seed, offset, std::uint32_t(row), std::uint32_t(start + offset_of(4 * r)), q);
+            float q[race::kIdsPerPhiloxCall];
+            draw_quad<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + offset_of(4 * r)), q);
 #pragma unroll
             for (int k = 0; k < 4; ++k) ev[4 * r + k] = q[k];
           } else {

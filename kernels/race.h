@@ -353,17 +353,15 @@ __device__ __forceinline__ float drawn_exponential(std::uint32_t w) {
   return philox::exponential_of(w);
 }
 
-/// The drawn E of `N` consecutive ids from `id0`, a multiple of 4: one Philox call per 4 ids.
-template <Defect D, int N>
-__device__ __forceinline__ void draw_vector(std::uint64_t seed, std::uint64_t offset, std::uint32_t row,
-                                            std::uint32_t id0, float (&out)[N]) {
-  static_assert(N % race::kIdsPerPhiloxCall == 0, "whole Philox calls");
-#pragma unroll
-  for (int v = 0; v < N / 4; ++v) {
-    const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id0 / 4 + std::uint32_t(v)));
-#pragma unroll
-    for (int k = 0; k < 4; ++k) out[4 * v + k] = drawn_exponential<D>(w.w[k]);
-  }
+/// The drawn E of the 4 ids from `id0`, a multiple of 4: one Philox call.
+template <Defect D>
+__device__ __forceinline__ void draw_quad(std::uint64_t seed, std::uint64_t offset, std::uint32_t row,
+                                          std::uint32_t id0, float (&out)[race::kIdsPerPhiloxCall]) {
+  const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id0 / race::kIdsPerPhiloxCall));
+  out[0] = drawn_exponential<D>(w.w[0]);
+  out[1] = drawn_exponential<D>(w.w[1]);
+  out[2] = drawn_exponential<D>(w.w[2]);
+  out[3] = drawn_exponential<D>(w.w[3]);
 }
 
 /// The draw_skip mutant's shortcut: ids more than 14 temperature units below
