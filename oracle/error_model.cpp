@@ -10,7 +10,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // Double evaluation of the bound itself is not exact; widening every factor by
 // this margin keeps the bound sound against the oracle's own rounding (~1e-16).
-constexpr double kSafety = 1.0 + 0x1p-40;
+constexpr double kSafety = kBoundSafety;
 }  // namespace
 
 double relative_error(double ulps) { return std::max(ulps, 0.5) * 0x1p-23; }

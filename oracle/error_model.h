@@ -12,6 +12,7 @@ inline constexpr double kUnitRoundoff = 0x1p-24;   ///< u: fp32 round-to-nearest
 inline constexpr double kFlushThreshold = 0x1p-126;  ///< smallest normal fp32
 inline constexpr double kBf16UnitRoundoff = 0x1p-8;  ///< bf16 round-to-nearest (8 significant bits)
 inline constexpr double kBf16Max = 0x1.fep+127;      ///< the largest finite bf16
+inline constexpr double kBoundSafety = 1.0 + 0x1p-40;  ///< a bound's own float64 rounding, as a factor
 
 /// Relative error of an fp32 operation that is within `ulps` of the exact result.
 double relative_error(double ulps);

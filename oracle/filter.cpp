@@ -1,5 +1,7 @@
 #include "oracle/filter.h"
 
+#include "oracle/probability.h"
+
 #include <algorithm>
 #include <cstring>
 #include <cmath>
@@ -10,14 +12,7 @@ namespace raceoracle::oracle {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kSafety = 1.0 + 0x1p-40;  // the bound's own double rounding, as in error_model.cpp
-
-/// gamma_d = d u / (1 - d u): the relative error of a sum of non-negative
-/// terms each on a path of at most d roundings (Higham, Lemma 3.1).
-double gamma_of(double d) {
-  const double du = d * kUnitRoundoff;
-  return du < 0.5 ? du / (1 - du) : kInf;
-}
+constexpr double kSafety = kBoundSafety;
 
 /// The error terms of ERROR_MODEL.md "The filters' boundary" for one id of logit x.
 struct IdTerms {
@@ -37,9 +32,8 @@ class TermsOf {
     // order (a sampler sorts the scaled logits or the probabilities): the
     // larger of the two orders' exponent errors, then the exp's and a division's rounding.
     const double d_rank = std::max(exponent_error(x, s_, pre_), exponent_error(x, s_, post_));
-    const double d_mass = exponent_error(x, s_, c_);
-    return {(d_rank + std::log1p(r_exp) + std::log1p(u)) * kSafety, std::exp(-d_mass) * (1 - r_exp) / kSafety,
-            std::exp(d_mass) * (1 + r_exp) * kSafety};
+    const WeightFactors mass = weight_factors(x, s_, c_);
+    return {(d_rank + std::log1p(r_exp) + std::log1p(u)) * kSafety, mass.lo, mass.hi};
   }
 
  private:
@@ -47,10 +41,6 @@ class TermsOf {
   const NumericsContract& c_;
   NumericsContract pre_, post_;
 };
-
-/// An absolute error per weight, in units of w: a probability p' = w' / S'
-/// may flush below fp32's normal range, 2^-126 S' with S' below 2 n.
-double tau_of(std::int64_t n) { return double(n) * 0x1p-124; }
 
 /// The finite ids by logit, descending, ties by lowest id: a stable LSD radix
 /// sort on the fp32 bits (a comparison sort of V = 163840 took most of a
@@ -104,7 +94,7 @@ KeptSet kept_set(const RowView& row, const RowFilter& f, const RowScale& s, cons
   // interval [y - eps, y + eps] of each, made monotone (only ever widened).
   std::vector<double> x(N), w(N), wa(N), wb(N), P(N + 1, 0.0), Pa(N + 1, 0.0), Pb(N + 1, 0.0), ylo(N), yhi(N);
   const TermsOf terms(s, c);
-  const double tau = tau_of(n);
+  const double tau = flush_per_weight(n);
   IdTerms t;
   double y = 0;
   for (std::size_t q = 0; q < N; ++q) {
@@ -182,7 +172,7 @@ KeptSet kept_set(const RowView& row, const RowFilter& f, const RowScale& s, cons
     const double p = double(f.top_p), nt = double(n) * tau, u = kUnitRoundoff;
     const double r_div = relative_error(c.div_ulp);
     const double depth = sem.sum_depth > 0 ? double(sem.sum_depth) : double(n);
-    const double g = gamma_of(depth) * kSafety;
+    const double g = sum_error(depth) * kSafety;
     // The computed mass of R (the softmax's sum, or the renormaliser).
     const double d_lo = std::max(Pa[std::size_t(rlo)] * (1 - g) - nt, 0x1p-1000), d_hi = Pb[std::size_t(rhi)] * (1 + g) + nt;
     out.ahead.assign(std::size_t(V), 0.0);

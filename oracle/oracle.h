@@ -18,7 +18,9 @@ const char* to_string(RowClass c);
 enum class InvalidReason : std::uint8_t {
   none, nan_logit, pos_inf_logit, nan_temperature, inf_temperature, nan_noise, negative_noise, inf_noise,
   zero_noise_without_eps,  ///< no eps (race::EpsRule::none, or the launch's eps = 0): a key divides by a zero draw
-  bad_filter  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §9)
+  bad_filter,  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §9)
+  bad_draft,   ///< a verify request's draft id outside [0, V), or a draft probability negative, NaN or inf (SPEC §11)
+  bad_uniform  ///< a verify request's acceptance uniform outside [0, 1), or NaN (SPEC §11)
 };
 const char* to_string(InvalidReason r);
 
