@@ -24,10 +24,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/raceoracle DESTINATION ${RACEORAC
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 install(TARGETS raceoracle_oracle raceoracle_race EXPORT raceoracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${PROJECT_SOURCE_DIR}/race/definition.h ${PROJECT_SOURCE_DIR}/race/filters.h ${PROJECT_SOURCE_DIR}/race/noise.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/race)
+install(FILES ${PROJECT_SOURCE_DIR}/race/definition.h ${PROJECT_SOURCE_DIR}/race/filters.h ${PROJECT_SOURCE_DIR}/race/noise.h
+              ${PROJECT_SOURCE_DIR}/race/verify.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/race)
 install(FILES ${PROJECT_SOURCE_DIR}/oracle/oracle.h ${PROJECT_SOURCE_DIR}/oracle/row.h
               ${PROJECT_SOURCE_DIR}/oracle/contract.h ${PROJECT_SOURCE_DIR}/oracle/error_model.h
               ${PROJECT_SOURCE_DIR}/oracle/drawn_noise.h ${PROJECT_SOURCE_DIR}/oracle/filter.h
+              ${PROJECT_SOURCE_DIR}/oracle/verify.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/oracle)
 set(cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/raceoracle)
 install(EXPORT raceoracleTargets NAMESPACE raceoracle:: DESTINATION ${cmake_dir})

@@ -60,4 +60,23 @@ std::string check_args(const SampleArgs& a, NoiseSource source) {
   return {};
 }
 
+std::string check_verify_args(const VerifyArgs& a) {
+  const auto n = [](std::int64_t v) { return std::to_string(v); };
+  if (a.requests <= 0 || a.requests * (a.drafts + 1) > 65535)
+    return "requests must be at least 1, with requests x (drafts + 1) at most 65535 (got " + n(a.requests) + " x " +
+           n(a.drafts + 1) + ")";
+  if (a.drafts < 0 || a.drafts > race::kMaxDrafts)
+    return "drafts must be in [0, " + n(race::kMaxDrafts) + "] (got " + n(a.drafts) + ")";
+  if (a.vocab <= 0 || a.vocab > std::numeric_limits<std::int32_t>::max())
+    return "vocab must be in [1, 2^31) (got " + n(a.vocab) + ")";
+  if (a.target_stride < a.vocab) return "target row stride " + n(a.target_stride) + " is smaller than vocab " + n(a.vocab);
+  if (!a.target) return "target logits pointer is null";
+  if (a.drafts > 0 && !a.draft_ids) return "draft ids pointer is null";
+  if (a.drafts > 0 && !a.uniforms) return "uniforms pointer is null";
+  if (!a.recovery_noise || !a.bonus_noise) return "recovery or bonus noise pointer is null";
+  if (!a.temperatures) return "temperatures pointer is null";
+  if (!a.tokens) return "tokens pointer is null";
+  return {};
+}
+
 }  // namespace raceoracle::kernels

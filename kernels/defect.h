@@ -57,18 +57,32 @@ constexpr bool filter_only(Defect d) {
   return false;
 }
 
-inline constexpr std::size_t kTensorDefectCount = std::size(kAllDefects) - std::size(kDrawnOnly) - std::size(kFilterOnly);
+/// The defects of the verify step alone (SPEC §11): a sampling kernel has no
+/// acceptance, residual or bonus to get wrong.
+inline constexpr Defect kVerifyOnly[] = {Defect::accept_strict, Defect::residual_unclamped, Defect::recover_from_target,
+                                         Defect::bonus_after_reject, Defect::draft_row0};
+constexpr bool verify_only(Defect d) {
+  for (Defect x : kVerifyOnly)
+    if (x == d) return true;
+  return false;
+}
+/// The defects the verify kernel is built with.
+using VerifyDefects = DefectSet<Defect::none, kVerifyOnly[0], kVerifyOnly[1], kVerifyOnly[2], kVerifyOnly[3], kVerifyOnly[4]>;
+static_assert(std::size(kVerifyOnly) == 5, "VerifyDefects lists every entry of kVerifyOnly");
+
+inline constexpr std::size_t kTensorDefectCount =
+    std::size(kAllDefects) - std::size(kDrawnOnly) - std::size(kFilterOnly) - std::size(kVerifyOnly);
 constexpr std::array<Defect, kTensorDefectCount> tensor_defects() {
   std::array<Defect, kTensorDefectCount> out{};
   std::size_t n = 0;
   for (Defect d : kAllDefects)
-    if (!drawn_only(d) && !filter_only(d)) out[n++] = d;
+    if (!drawn_only(d) && !filter_only(d) && !verify_only(d)) out[n++] = d;
   return out;
 }
 inline constexpr auto kTensorDefects = tensor_defects();
 template <std::size_t... I>
 DefectSet<kTensorDefects[I]...> tensor_set(std::index_sequence<I...>);
-/// Every defect but the drawn-noise and filter ones, `none` first: the fused kernel that reads its noise.
+/// Every defect but the drawn-noise, filter and verify ones, `none` first: the fused kernel that reads its noise.
 using TensorDefects = decltype(tensor_set(std::make_index_sequence<kTensorDefectCount>{}));
 
 /// The one runtime-to-compile-time dispatch: calls f(std::integral_constant<

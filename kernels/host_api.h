@@ -7,6 +7,7 @@
 #include "kernels/defect.h"
 #include "race/definition.h"
 #include "race/noise.h"
+#include "race/verify.h"
 
 namespace raceoracle::kernels {
 
@@ -97,5 +98,35 @@ Status sample_filtered_select(const SampleArgs& a, Defect d);
 /// sort), cumulative sum, mask, race. `scratch`: filtered_sort_scratch_bytes.
 Status sample_filtered_sort(const SampleArgs& a, void* scratch);
 std::size_t filtered_sort_scratch_bytes(std::int64_t rows, std::int64_t vocab);
+
+/// A batch of speculative-decoding verify requests (SPEC §11), each with the
+/// same number of drafts. Device pointers.
+struct VerifyArgs {
+  const void* target = nullptr;  ///< [requests, drafts + 1, vocab] logits of dtype, rows target_stride apart
+  Dtype dtype = Dtype::bf16;
+  std::int64_t requests = 0;
+  std::int64_t drafts = 0;  ///< k, at most race::kMaxDrafts
+  std::int64_t vocab = 0;
+  std::int64_t target_stride = 0;          ///< elements between consecutive target rows
+  const std::int32_t* draft_ids = nullptr;  ///< [requests, drafts]
+  const float* draft_probs = nullptr;       ///< [requests, drafts, vocab], or null: deterministic drafts
+  const double* uniforms = nullptr;         ///< [requests, drafts]
+  const float* recovery_noise = nullptr;    ///< [requests, vocab]
+  const float* bonus_noise = nullptr;       ///< [requests, vocab]
+  const float* temperatures = nullptr;      ///< [requests]
+  std::int32_t* tokens = nullptr;           ///< [requests, drafts + 1], written: a + 1 ids, then race::kVerifyPlaceholder
+  float eps = race::kDefaultEps;
+  float greedy_eps = race::kDefaultGreedyEps;
+};
+/// Empty when `a` can be launched; otherwise what is wrong with it.
+std::string check_verify_args(const VerifyArgs& a);
+/// The verify kernel's workgroup size, both launches.
+inline constexpr int kVerifyThreads = 256;
+/// The verify step as engines write it (kernels/verify.hip): the target's
+/// probabilities materialised (one launch, a workgroup per target row), then
+/// the acceptance chain and the residual or bonus race (a workgroup per
+/// request). `scratch`: verify_scratch_bytes.
+Status verify_probs(const VerifyArgs& a, Defect d, void* scratch);
+std::size_t verify_scratch_bytes(std::int64_t requests, std::int64_t drafts, std::int64_t vocab);
 
 }  // namespace raceoracle::kernels

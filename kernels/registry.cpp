@@ -90,6 +90,31 @@ void add_mutants(std::vector<Kernel>& v, std::string_view real_name) {
 
 }  // namespace
 
+namespace {
+/// This backend's division and expf, as its math library publishes them.
+void set_platform_math(race::NumericsContract& c) {
+  c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
+#if defined(RACEORACLE_BACKEND_CPU)
+  c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)
+#elif defined(RACEORACLE_BACKEND_NVIDIA)
+  c.exp_ulp = c.rescale_ulp = 2.0;  // CUDA Math API: expf 2 ulp
+#else
+  c.exp_ulp = c.rescale_ulp = 2.0;  // OCML expf: 1 ulp on [-10, 10]; 2 taken for the rest of the range
+#endif
+}
+}  // namespace
+
+race::NumericsContract verify_contract() {
+  // kernels/verify.hip: fl(x / t), the row's max subtracted (pre-scale), expf,
+  // a block sum (any order), p = w / S; the races divide p by fl(E + eps).
+  race::NumericsContract c;
+  c.order = ScalingOrder::pre;
+  c.rescales = 0;
+  c.normalises = true;
+  set_platform_math(c);
+  return c;
+}
+
 race::NumericsContract Kernel::contract() const {
   race::NumericsContract c;
   c.order = order;
@@ -113,14 +138,7 @@ race::NumericsContract Kernel::contract() const {
     c.filters.top_p_mass = race::TopPMass::top_k_first;
     c.filters.tie_order = race::TieOrder::lowest_id;
   }
-  c.div_ulp = 0.5;  // IEEE '/' (nvcc's default -prec-div=true; never built with fast math)
-#if defined(RACEORACLE_BACKEND_CPU)
-  c.exp_ulp = c.rescale_ulp = 1.0;  // glibc expf: at most 1 ulp (x86_64 libm-test-ulps)
-#elif defined(RACEORACLE_BACKEND_NVIDIA)
-  c.exp_ulp = c.rescale_ulp = 2.0;  // CUDA Math API: expf 2 ulp
-#else
-  c.exp_ulp = c.rescale_ulp = 2.0;  // OCML expf: 1 ulp on [-10, 10]; 2 taken for the rest of the range
-#endif
+  set_platform_math(c);
   c.noise_ulp = noise == NoiseSource::drawn ? race::kDrawnNoiseUlp : 0.0;  // logf's 1 ulp + the oracle's rounding
   return c;
 }

@@ -47,6 +47,9 @@ struct Kernel {
   Status run(const SampleArgs& a, const RunOptions& o = {}) const;
 };
 
+/// The numerics contract of the verify kernel (kernels/verify.hip) on this backend.
+race::NumericsContract verify_contract();
+
 const std::vector<Kernel>& kernels();  ///< the real ones
 const std::vector<Kernel>& mutants();
 const Kernel* find_kernel(std::string_view name);  ///< either list; nullptr if unknown

@@ -1,5 +1,6 @@
 #include "oracle/probability.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -45,6 +46,19 @@ Probabilities probabilities(const RowView& row, const RowScale& s, const Numeric
     may_hi += whi[i];
   }
   if (n == 0) return out;
+  // Every member at the row's max, none on the boundary: each weight is
+  // expf(0) = 1 exactly, S' = n exactly (n < 2^24), and an IEEE division
+  // gives p' = fl(1 / n) exactly (ERROR_MODEL.md, "The verify step").
+  if (boundary.empty() && n < (std::int64_t(1) << 24) && c.div_ulp <= 0.5 && std::all_of(w.begin(), w.end(), [&](double v) { return v == 0.0 || v == 1.0; })) {
+    std::int64_t ones = 0;
+    for (std::size_t i = 0; i < V; ++i) ones += in[i] && w[i] == 1.0;
+    if (ones == n) {
+      const float p32 = 1.0f / float(n);
+      for (std::size_t i = 0; i < V; ++i)
+        if (in[i]) out.p[i] = 1.0 / double(n), out.lo[i] = out.hi[i] = double(p32);
+      return out;
+    }
+  }
   const double g = sum_error(sum_depth > 0 ? double(sum_depth) : double(n)) * kBoundSafety;
   const double tau = flush_per_weight(n), r_div = relative_error(c.div_ulp);
   // S' over the computed set: every surely kept id, perhaps the boundary's.

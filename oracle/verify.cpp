@@ -93,8 +93,14 @@ Acceptance acceptance_of(const VerifyView& r, std::int64_t j, const Probabilitie
   ratio = q > 0 ? P.p[std::size_t(d)] / q : kInf;
   if (!(q > 0)) return Acceptance::reject;  // the sampler's own check, on the given fp32 value
   const double r_div = relative_error(c.div_ulp);
-  const double lo = P.lo[std::size_t(d)] / q * (1 - r_div) / kBoundSafety;
-  const double hi = P.hi[std::size_t(d)] / q * (1 + r_div) * kBoundSafety;
+  double lo = P.lo[std::size_t(d)] / q * (1 - r_div) / kBoundSafety;
+  double hi = P.hi[std::size_t(d)] / q * (1 + r_div) * kBoundSafety;
+  if (P.lo[std::size_t(d)] == P.hi[std::size_t(d)] && c.div_ulp <= 0.5) {
+    // P' known exactly (probabilities(): a row tied at its max): the IEEE
+    // ratio is one value; the definition's exact ratio is the other end.
+    const double r32 = double(float(P.lo[std::size_t(d)]) / float(q));
+    lo = std::min(r32, ratio), hi = std::max(r32, ratio);
+  }
   // The uniform as compared: the float64 one, or rounded to fp32 (relative u, or 2^-150 below the normal range).
   const double ru = rules.uniform_f32 ? kUnitRoundoff : 0.0, au = rules.uniform_f32 ? 0x1p-150 : 0.0;
   const double u_lo = std::max(0.0, u * (1 - ru) - au), u_hi = u * (1 + ru) + au;
@@ -244,7 +250,7 @@ std::string VerifyVerdict::describe() const {
   return s;
 }
 
-VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int64_t* out) {
+VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int32_t* out) {
   const std::int64_t k = r.drafts;
   std::int64_t e = 0;
   while (e <= k && out[e] != race::kVerifyPlaceholder) ++e;

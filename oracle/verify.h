@@ -22,7 +22,7 @@ struct VerifyView {
   std::int64_t vocab = 0;
   std::int64_t stride = 0;
   std::int64_t drafts = 0;                  ///< k
-  const std::int64_t* draft_ids = nullptr;  ///< [k]
+  const std::int32_t* draft_ids = nullptr;  ///< [k]
   const float* draft_probs = nullptr;       ///< [k, vocab] (rows `vocab` apart), or nullptr: deterministic drafts
   const double* uniforms = nullptr;         ///< [k]
   const float* recovery_noise = nullptr;    ///< [vocab]: the residual race's E
@@ -69,6 +69,7 @@ struct VerifyJudgement {
   Outcome outcome = Outcome::identical;
   std::string why;  ///< empty when identical
 };
-VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int64_t* out);
+/// `out`: the k + 1 ids the sampler wrote.
+VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int32_t* out);
 
 }  // namespace raceoracle::oracle

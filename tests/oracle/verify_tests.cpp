@@ -28,7 +28,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 struct Request {
   std::int64_t V = 0, k = 0;
   std::vector<float> x;  // [(k + 1) V]
-  std::vector<std::int64_t> d;
+  std::vector<std::int32_t> d;
   std::vector<float> q;  // [k V], or empty: deterministic drafts
   std::vector<double> u;
   std::vector<float> R, B;
@@ -76,7 +76,7 @@ VerifyVerdict decide_of(const Request& r, const NumericsContract& c = vllm_contr
   return decide_verify(r.view(), c, k);
 }
 
-Outcome judge_of(const Request& r, const VerifyVerdict& v, std::vector<std::int64_t> out) {
+Outcome judge_of(const Request& r, const VerifyVerdict& v, std::vector<std::int32_t> out) {
   return judge_verify(v, r.view(), out.data()).outcome;
 }
 
@@ -130,6 +130,25 @@ TEST(VerifyOracle, EveryDraftAcceptedEmitsTheBonusRace) {
   EXPECT_TRUE(v.allows(0)) << v.describe();
   EXPECT_EQ(judge_of(r, v, {0, 3}), Outcome::identical);
   EXPECT_EQ(judge_of(r, v, {v.emitted[0][0], -1}), Outcome::explained);
+}
+
+TEST(VerifyOracle, ARowTiedAtItsMaxIsComputedExactlySoTheCompareAtEqualityIsCertain) {
+  Request r(4, 1);
+  r.logit(0, 0) = r.logit(0, 1) = 1.0f, r.logit(0, 2) = r.logit(0, 3) = -kInf;  // P = (0.5, 0.5, 0, 0), exactly in fp32
+  set_row(r, 1, {0.25, 0.25, 0.25, 0.25});
+  r.d = {1};
+  r.u = {0.5};  // P / Q = 0.5 >= 0.5: accepted, and fp32 cannot say otherwise
+  EXPECT_EQ(decide_of(r).acceptance[0], Acceptance::accept) << decide_of(r).describe();
+  r.u = {std::nextafter(0.5, 1.0)};
+  EXPECT_EQ(decide_of(r).acceptance[0], Acceptance::reject);
+  // Q = 0.75: the fp32 ratio fl(0.5 / 0.75) and the exact 2/3 bracket what fp32 may do.
+  r.draft(0, 1) = 0.75f, r.draft(0, 0) = 0.25f;
+  r.u = {2.0 / 3.0};
+  EXPECT_EQ(decide_of(r).acceptance[0], Acceptance::accept);
+  r.u = {double(0.5f / 0.75f)};
+  EXPECT_EQ(decide_of(r).acceptance[0], Acceptance::either);
+  r.u = {std::nextafter(double(0.5f / 0.75f), 1.0)};
+  EXPECT_EQ(decide_of(r).acceptance[0], Acceptance::reject);
 }
 
 TEST(VerifyOracle, StochasticDraftsRaceTheResidualAndAnIdWithoutResidualNeverWins) {
@@ -251,7 +270,7 @@ TEST(VerifyOracle, TheJudgeNamesMalformedOutputs) {
   const VerifyVerdict v = decide_of(r);
   ASSERT_EQ(v.accepted, 2);
   const VerifyView view = r.view();
-  auto why = [&](std::vector<std::int64_t> out) { return judge_verify(v, view, out.data()); };
+  auto why = [&](std::vector<std::int32_t> out) { return judge_verify(v, view, out.data()); };
   EXPECT_EQ(why({-1, 0, 0}).outcome, Outcome::out_of_range);  // placeholder first, ids after it
   EXPECT_EQ(why({0, -1, 2}).outcome, Outcome::out_of_range);
   EXPECT_EQ(why({2, 1, 0}).outcome, Outcome::unexplained);  // position 0 is not the draft
@@ -289,15 +308,15 @@ std::int64_t race_f32(const std::vector<float>& num, const float* E, float eps) 
 
 /// The k + 1 ids the emulated sampler writes. `from_target`: the recovered
 /// token raced on P itself, not the residual (a defect the judge must see).
-std::vector<std::int64_t> verify_f32(const Request& r, float eps, bool from_target = false) {
-  std::vector<std::int64_t> out(std::size_t(r.k + 1), race::kVerifyPlaceholder);
+std::vector<std::int32_t> verify_f32(const Request& r, float eps, bool from_target = false) {
+  std::vector<std::int32_t> out(std::size_t(r.k + 1), race::kVerifyPlaceholder);
   for (std::int64_t j = 0; j <= r.k; ++j) {
     const std::vector<float> P = softmax_f32(r.x.data() + j * r.V, r.V, r.T);
     if (j == r.k) {
-      out[std::size_t(j)] = race_f32(P, r.B.data(), eps);
+      out[std::size_t(j)] = std::int32_t(race_f32(P, r.B.data(), eps));
       break;
     }
-    const std::int64_t d = r.d[std::size_t(j)];
+    const std::int32_t d = r.d[std::size_t(j)];
     const float q = r.q.empty() ? 1.0f : r.q[std::size_t(j * r.V + d)];
     if (q > 0 && double(P[std::size_t(d)] / q) >= r.u[std::size_t(j)]) {
       out[std::size_t(j)] = d;
@@ -308,7 +327,7 @@ std::vector<std::int64_t> verify_f32(const Request& r, float eps, bool from_targ
       const float qi = r.q.empty() ? (i == d ? 1.0f : 0.0f) : r.q[std::size_t(j * r.V + i)];
       res[std::size_t(i)] = from_target ? P[std::size_t(i)] : std::max(P[std::size_t(i)] - qi, 0.0f);
     }
-    out[std::size_t(j)] = race_f32(res, r.R.data(), eps);
+    out[std::size_t(j)] = std::int32_t(race_f32(res, r.R.data(), eps));
     break;
   }
   return out;
@@ -334,8 +353,8 @@ Request random_request(std::mt19937_64& g, const NumericsContract& c) {
     std::vector<float> drafted(static_cast<std::size_t>(V));
     for (std::int64_t i = 0; i < V; ++i) drafted[std::size_t(i)] = r.logit(j, i) + float(N(g) * 0.3);
     const std::vector<float> Q = softmax_f32(drafted.data(), V, r.T);
-    std::discrete_distribution<std::int64_t> pick(Q.begin(), Q.end());
-    r.d[std::size_t(j)] = stochastic ? pick(g) : std::int64_t(g() % std::uint64_t(V));
+    std::discrete_distribution<std::int32_t> pick(Q.begin(), Q.end());
+    r.d[std::size_t(j)] = stochastic ? pick(g) : std::int32_t(g() % std::uint64_t(V));
     if (stochastic)
       for (std::int64_t i = 0; i < V; ++i) r.draft(j, i) = Q[std::size_t(i)];
     r.u[std::size_t(j)] = U(g);
@@ -391,14 +410,14 @@ TEST(VerifyBound, TheEmulatedSamplersChainsAreAllExplainedAndADefectIsNot) {
     const VerifyVerdict v = decide_verify(r.view(), c);
     ASSERT_NE(v.request_class, RowClass::invalid) << v.describe();
     either += std::size_t(std::count(v.acceptance.begin(), v.acceptance.end(), Acceptance::either));
-    const std::vector<std::int64_t> out = verify_f32(r, 0.0f);
+    const std::vector<std::int32_t> out = verify_f32(r, 0.0f);
     const VerifyJudgement j = judge_verify(v, r.view(), out.data());
     EXPECT_FALSE(is_failure(j.outcome)) << "request " << n << ": " << j.why;
     identical += j.outcome == Outcome::identical;
     explained += j.outcome == Outcome::explained;
     if (v.accepted < r.k) {
       ++rejected;
-      const std::vector<std::int64_t> bad = verify_f32(r, 0.0f, true);
+      const std::vector<std::int32_t> bad = verify_f32(r, 0.0f, true);
       caught += is_failure(judge_verify(v, r.view(), bad.data()).outcome);
     }
   }
@@ -425,7 +444,7 @@ TEST(VerifyDefinition, TheFirstEmittedTokenHasTheTargetsLawWhateverTheDraft) {
   std::mt19937_64 g(race::kCiSeed);
   std::uniform_real_distribution<double> U(0, 1);
   std::exponential_distribution<float> Exp(1.0f);
-  std::discrete_distribution<std::int64_t> draft(Q.begin(), Q.end());
+  std::discrete_distribution<std::int32_t> draft(Q.begin(), Q.end());
   const int n = 40000;
   std::vector<double> counts(5, 0.0), wrong(5, 0.0);
   const NumericsContract c = vllm_contract();

@@ -1,0 +1,81 @@
+#include "subject/verify_batch.h"
+
+#include <fmt/format.h>
+
+#include "kernels/device_memory.h"
+#include "kernels/host_api.h"
+
+namespace raceoracle::subject {
+
+const void* VerifyBatch::target() const {
+  return dtype == race::Dtype::bf16 ? static_cast<const void*>(target_bf16.data()) : target_f32.data();
+}
+
+oracle::VerifyView VerifyBatch::request(std::int64_t r) const {
+  oracle::VerifyView v;
+  const std::int64_t rows = drafts + 1;
+  v.dtype = dtype;
+  v.target = dtype == race::Dtype::bf16 ? static_cast<const void*>(target_bf16.data() + r * rows * vocab)
+                                        : static_cast<const void*>(target_f32.data() + r * rows * vocab);
+  v.vocab = vocab;
+  v.stride = vocab;
+  v.drafts = drafts;
+  v.draft_ids = draft_ids.data() + r * drafts;
+  v.draft_probs = draft_probs.empty() ? nullptr : draft_probs.data() + r * drafts * vocab;
+  v.uniforms = uniforms.data() + r * drafts;
+  v.recovery_noise = recovery_noise.data() + r * vocab;
+  v.bonus_noise = bonus_noise.data() + r * vocab;
+  v.temperature = temperatures[std::size_t(r)];
+  return v;
+}
+std::vector<std::int32_t> run_verify_kernel(const VerifyBatch& b, kernels::Defect defect) {
+  using kernels::DeviceArray;
+  const std::int64_t rows = b.drafts + 1;
+  DeviceArray<float> target_f32;
+  DeviceArray<std::uint16_t> target_bf16;
+  if (b.dtype == race::Dtype::bf16) target_bf16 = DeviceArray<std::uint16_t>(b.target_bf16);
+  else target_f32 = DeviceArray<float>(b.target_f32);
+  DeviceArray<std::int32_t> ids(b.draft_ids.empty() ? std::vector<std::int32_t>{0} : b.draft_ids);
+  DeviceArray<float> probs;
+  if (!b.draft_probs.empty()) probs = DeviceArray<float>(b.draft_probs);
+  DeviceArray<double> uniforms(b.uniforms.empty() ? std::vector<double>{0.0} : b.uniforms);
+  DeviceArray<float> recovery(b.recovery_noise), bonus(b.bonus_noise), temperatures(b.temperatures);
+  DeviceArray<std::int32_t> tokens(std::size_t(b.requests * rows));
+  DeviceArray<std::uint8_t> scratch(kernels::verify_scratch_bytes(b.requests, b.drafts, b.vocab));
+  kernels::VerifyArgs a;
+  a.target = b.dtype == race::Dtype::bf16 ? static_cast<const void*>(target_bf16.get()) : target_f32.get();
+  a.dtype = b.dtype;
+  a.requests = b.requests, a.drafts = b.drafts, a.vocab = b.vocab, a.target_stride = b.vocab;
+  a.draft_ids = ids.get();
+  a.draft_probs = b.draft_probs.empty() ? nullptr : probs.get();
+  a.uniforms = uniforms.get();
+  a.recovery_noise = recovery.get(), a.bonus_noise = bonus.get(), a.temperatures = temperatures.get();
+  a.tokens = tokens.get();
+  a.eps = b.constants.eps, a.greedy_eps = b.constants.greedy_eps;
+  const kernels::Status s = kernels::verify_probs(a, defect, scratch.get());
+  if (!s.ok) throw std::runtime_error(s.message);
+  kernels::device_synchronize();
+  return tokens.download();
+}
+
+VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int32_t>& tokens,
+                               const race::NumericsContract& contract) {
+  VerifyTally t;
+  for (std::int64_t r = 0; r < b.requests; ++r) {
+    const oracle::VerifyView view = b.request(r);
+    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants);
+    const oracle::VerifyJudgement j = oracle::judge_verify(v, view, tokens.data() + r * (b.drafts + 1));
+    switch (j.outcome) {
+      case oracle::Outcome::identical: ++t.identical; break;
+      case oracle::Outcome::explained: ++t.explained; break;
+      case oracle::Outcome::unexplained: ++t.unexplained; break;
+      case oracle::Outcome::out_of_range: ++t.out_of_range; break;
+      case oracle::Outcome::out_of_contract: ++t.out_of_contract; break;
+    }
+    if (oracle::is_failure(j.outcome) && t.first_failure.empty())
+      t.first_failure = fmt::format("request {} (T = {}): {}", r, b.temperatures[std::size_t(r)], j.why);
+  }
+  return t;
+}
+
+}  // namespace raceoracle::subject

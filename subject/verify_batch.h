@@ -1,0 +1,46 @@
+#pragma once
+/// Verify requests (SPEC §11) owned on the host, in the layout the verify
+/// kernels read; the one way tests and laws run a verify kernel on them and
+/// judge its output. The generator is fixtures/verify_requests.h.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/defect.h"
+#include "oracle/verify.h"
+
+namespace raceoracle::subject {
+
+/// A batch of requests with the same number of drafts, in the layout the
+/// verify kernels read (kernels::VerifyArgs).
+struct VerifyBatch {
+  race::Dtype dtype = race::Dtype::f32;
+  std::int64_t requests = 0, drafts = 0, vocab = 0;
+  std::vector<float> target_f32;            ///< [requests, drafts + 1, vocab] (dtype f32)
+  std::vector<std::uint16_t> target_bf16;   ///< the same (dtype bf16)
+  std::vector<std::int32_t> draft_ids;      ///< [requests, drafts]
+  std::vector<float> draft_probs;           ///< [requests, drafts, vocab], or empty: deterministic drafts
+  std::vector<double> uniforms;             ///< [requests, drafts]
+  std::vector<float> recovery_noise, bonus_noise;  ///< [requests, vocab] each
+  std::vector<float> temperatures;          ///< [requests]
+  race::RaceConstants constants;
+
+  const void* target() const;
+  /// Request r as the oracle reads it.
+  oracle::VerifyView request(std::int64_t r) const;
+};
+
+/// The k + 1 ids per request (race::kVerifyPlaceholder after the emitted
+/// one) that the verify kernel built with `defect` writes for `b`, [requests, drafts + 1].
+std::vector<std::int32_t> run_verify_kernel(const VerifyBatch& b, kernels::Defect defect = kernels::Defect::none);
+
+/// Every request of a batch judged against the oracle.
+struct VerifyTally {
+  std::int64_t identical = 0, explained = 0, unexplained = 0, out_of_range = 0, out_of_contract = 0;
+  std::string first_failure;  ///< the first failing request, in words (empty: none)
+  bool failed() const { return unexplained + out_of_range > 0; }
+};
+VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int32_t>& tokens,
+                               const race::NumericsContract& contract);
+
+}  // namespace raceoracle::subject
