@@ -85,11 +85,21 @@ KernelTiming::KernelTiming(TimingSettings s) : s_(std::move(s)) {
   if (s_.rows.empty()) s_.rows = cpu ? std::vector<std::int64_t>{1, 8} : std::vector<std::int64_t>{1, 4, 8, 16, 32, 64, 128, 256};
   if (s_.samples <= 0) s_.samples = cpu ? 3 : 30;
   if (s_.per_sample <= 0) s_.per_sample = cpu ? 1 : 20;
-  if (s_.kernels.empty())
-    for (const kernels::Kernel& k : kernels::kernels()) s_.kernels.push_back(k.name);
-  for (const auto& n : s_.kernels)
-    if (!kernels::find_kernel(n)) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
-  const std::int64_t max_rows = *std::max_element(s_.rows.begin(), s_.rows.end());
+  if (s_.kernels.empty()) {
+    if (s_.verifying())
+      for (const kernels::VerifyKernel& k : kernels::verify_kernels()) s_.kernels.emplace_back(k.name);
+    else
+      for (const kernels::Kernel& k : kernels::kernels()) s_.kernels.push_back(k.name);
+  }
+  for (const auto& n : s_.kernels) {
+    if (s_.verifying() && !kernels::find_verify_kernel(n))
+      throw std::invalid_argument("unknown verify kernel '" + n + "'; known: verify-probs, verify-fused");
+    if (!s_.verifying() && !kernels::find_kernel(n))
+      throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernels::kernel_names());
+  }
+  // A verify request reads k + 1 target rows and, as noise, k draft-probability rows and two noise rows.
+  const std::int64_t per_row = s_.verifying() ? s_.verify_drafts + 1 : 1;
+  const std::int64_t max_rows = *std::max_element(s_.rows.begin(), s_.rows.end()) * per_row;
   // A pool of at least 4x L2 per window set (and 2x the largest batch).
   device_.l2_bytes = kernels::device_l2_bytes();
   device_.pool_rows = std::max<std::int64_t>(
@@ -116,6 +126,7 @@ KernelTiming::~KernelTiming() = default;
 std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r) {
   const oracle::Dtype dtype = dtype_of(dt);
   if (filled_ != dt) pool_->fill(dtype, 42, s_.flat), filled_ = dt;
+  if (s_.verifying()) return time_verify(dtype, r);
   kernels::RunOptions run;
   run.config.block_v = s_.block_v;
   run.synchronize = false;
@@ -135,6 +146,49 @@ std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r)
     const double noise_bytes = k.noise == kernels::NoiseSource::tensor ? 4.0 : 0.0;  // drawn: none read
     c.bytes = double(r) * double(s_.vocab) * (double(oracle::size_of(dtype)) + noise_bytes) +
               (k.has_partials() ? double(r) * tiles * 12 * 2 : 0.0);
+    c.bandwidth = c.bytes / (c.us.median * 1e-6);
+    c.fraction_of_copy = c.bandwidth / device_.copy_bandwidth;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<Cell> KernelTiming::time_verify(race::Dtype dtype, std::int64_t requests) {
+  const std::int64_t k = s_.verify_drafts, V = s_.vocab, rows = requests * (k + 1);
+  // The pool's rows in windows of `rows` target rows (logits) and of
+  // `rows + requests` noise rows (k draft-probability rows and two noise rows a
+  // request); every draft id 0, accepted at u = 0.
+  kernels::DeviceArray<std::int32_t> ids(std::vector<std::int32_t>(std::size_t(std::max<std::int64_t>(1, requests * k)), 0));
+  kernels::DeviceArray<double> uniforms(std::vector<double>(std::size_t(std::max<std::int64_t>(1, requests * k)), 0.0));
+  kernels::DeviceArray<std::int32_t> tokens(std::size_t(rows));
+  kernels::DeviceArray<float> temps(std::vector<float>(std::size_t(requests), 0.7f));  // no greedy request
+  const std::int64_t windows = std::max<std::int64_t>(1, pool_->rows / (rows + requests));
+  std::vector<Cell> out;
+  for (const auto& name : s_.kernels) {
+    const kernels::VerifyKernel& vk = *kernels::find_verify_kernel(name);
+    kernels::DeviceArray<unsigned char> scratch(vk.scratch_bytes(requests, k, V));
+    std::int64_t next = 0;
+    auto launch = [&](int) {
+      const std::int64_t w = next++ % windows, base = w * (rows + requests);
+      kernels::VerifyArgs a;
+      a.target = pool_->logits.get() + std::size_t(w * rows * V) * oracle::size_of(dtype);
+      a.dtype = dtype;
+      a.requests = requests, a.drafts = k, a.vocab = V, a.target_stride = V;
+      a.draft_ids = ids.get();
+      a.draft_probs = k > 0 ? pool_->noise.get() + base * V : nullptr;
+      a.uniforms = uniforms.get();
+      a.recovery_noise = pool_->noise.get() + (base + requests * k) * V;
+      a.bonus_noise = a.recovery_noise;
+      a.temperatures = temps.get();
+      a.tokens = tokens.get();
+      const kernels::Status st = vk.launch(a, kernels::Defect::none, scratch.get());
+      if (!st.ok) throw std::runtime_error(name + ": " + st.message);
+    };
+    kernels::time_launches(launch, std::min(s_.per_sample, 5));  // warm-up
+    std::vector<double> us;
+    for (int i = 0; i < s_.samples; ++i) us.push_back(1e3 * kernels::time_launches(launch, s_.per_sample) / s_.per_sample);
+    Cell c{oracle::to_string(dtype), name, requests, stats(us)};
+    c.bytes = double(rows) * double(V) * double(oracle::size_of(dtype)) + double(requests) * double(V) * 4.0;
     c.bandwidth = c.bytes / (c.us.median * 1e-6);
     c.fraction_of_copy = c.bandwidth / device_.copy_bandwidth;
     out.push_back(c);

@@ -25,6 +25,11 @@ struct TimingSettings {
   /// Every row's filters for a kernel that applies them (SPEC §9; the others
   /// race unfiltered). Default: none.
   race::RowFilter filter;
+  /// >= 0: time the verify kernels (SPEC §11) instead, on requests of this
+  /// many drafts (`rows` counts requests, each k + 1 target rows); every
+  /// draft accepted (u = 0), the chain's longest walk, then the bonus race.
+  std::int64_t verify_drafts = -1;
+  bool verifying() const { return verify_drafts >= 0; }
 };
 
 struct Stats {
@@ -36,7 +41,9 @@ struct Cell {
   std::string dtype, kernel;
   std::int64_t rows = 0;
   Stats us;
-  double bytes = 0;              ///< logits (and noise read) plus stage-1 partials written and read
+  /// What the step must read: logits (and noise read), plus stage-1 partials
+  /// written and read; a verify step: its k + 1 target rows and a noise row.
+  double bytes = 0;
   double bandwidth = 0;          ///< bytes / median, bytes per second
   double fraction_of_copy = 0;   ///< of the device's copy bandwidth
 };
@@ -63,6 +70,7 @@ class KernelTiming {
   std::vector<Cell> time_rows(const std::string& dtype, std::int64_t rows);
 
  private:
+  std::vector<Cell> time_verify(race::Dtype dtype, std::int64_t requests);
   struct Pool;
   TimingSettings s_;
   DeviceFigures device_;

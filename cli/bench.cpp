@@ -36,6 +36,10 @@ int bench(const BenchOptions& o) {
   const bench::DeviceFigures& d = timing.device();
   std::printf("raceoracle bench: backend %s, %s\n", kernels::backend_name(), kernels::device_description().c_str());
   if (std::string(kernels::backend_name()) == "cpu") std::printf("NOTE: cpu backend: timings of the HIP-on-CPU layer, NOT a GPU figure\n");
+  if (s.verifying())
+    std::printf("verify step: rows = requests of %lld drafts (%lld target rows each), every draft accepted, then the "
+                "bonus race; bytes = the target rows and one noise row\n",
+                static_cast<long long>(s.verify_drafts), static_cast<long long>(s.verify_drafts + 1));
   std::printf("V=%lld, BLOCK_V=%d, %s rows, %d samples x %d launches per cell, inputs rotated over %lld rows (%.0f MB; L2 %.0f MB)\n",
               static_cast<long long>(s.vocab), s.block_v, s.flat ? "flat (every logit 0)" : "LLM-like", s.samples,
               s.per_sample, static_cast<long long>(d.pool_rows), double(d.pool_rows * s.vocab * 8) / 1e6,
@@ -50,7 +54,9 @@ int bench(const BenchOptions& o) {
   for (const auto& dt : s.dtypes) {
     std::printf("logits %s\n%6s", dt.c_str(), "rows");
     for (const auto& k : s.kernels) std::printf(" | %-34s", (k + ": us [min..max]  GB/s  %copy").c_str());
-    std::printf(" | fused-post/baseline\n");
+    // The ratio of the fused kernel to the one it replaces, measured in the same run.
+    const std::string fused = s.verifying() ? "verify-fused" : "fused-post", base = s.verifying() ? "verify-probs" : "baseline";
+    std::printf(" | %s/%s\n", fused.c_str(), base.c_str());
     for (std::int64_t r : s.rows) {
       std::map<std::string, bench::Stats> median;
       std::printf("%6lld", static_cast<long long>(r));
@@ -60,8 +66,7 @@ int bench(const BenchOptions& o) {
         median[c.kernel] = c.us;
         all.push_back(c);
       }
-      if (median.count("fused-post") && median.count("baseline"))
-        std::printf(" | %.3f", median["fused-post"].median / median["baseline"].median);
+      if (median.count(fused) && median.count(base)) std::printf(" | %.3f", median[fused].median / median[base].median);
       std::printf("\n");
       std::fflush(stdout);
     }
@@ -70,7 +75,7 @@ int bench(const BenchOptions& o) {
   if (o.json.empty()) return 0;
   const nlohmann::json report{{"backend", kernels::backend_name()}, {"device", kernels::device_description()},
                               {"vocab", s.vocab}, {"block_v", s.block_v}, {"rows_like", s.flat ? "flat" : "llm"},
-                              {"top_k", s.filter.top_k}, {"top_p", s.filter.top_p}, {"min_p", s.filter.min_p},
+                              {"top_k", s.filter.top_k}, {"verify_drafts", s.verify_drafts}, {"top_p", s.filter.top_p}, {"min_p", s.filter.min_p},
                               {"samples", s.samples}, {"launches_per_sample", s.per_sample},
                               {"copy_bandwidth_bytes_per_s", d.copy_bandwidth},
                               {"two_empty_launches_us", d.two_empty_launches.median},

@@ -29,13 +29,13 @@ struct CommandLine::Options {
   MutantsOptions mut;
   ReplayOptions rep;
   DivergenceOptions div;
-  VerifyOptions ver;
+  VerifyOptions ver, step;
   BenchOptions bo;
   MergeOptions merge;
   FrequencyOptions freq;
   std::string backend, dtype = "bf16", div_dtype = "bf16", freq_dtype = "bf16";
   CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr,
-           *f = nullptr;
+           *f = nullptr, *vs = nullptr;
 };
 
 namespace {
@@ -325,6 +325,14 @@ CommandLine::CommandLine()
   o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
 
+  o.vs = app_.add_subcommand("verify-step", "check a speculative-decoding verify step's ids (a safetensors file) against "
+                                            "the oracle (SPEC §11)");
+  o.vs->add_option("file", o.step.file, "safetensors file with target_logits, draft_ids, [draft_probs], uniforms, "
+                                        "recovery_noise, bonus_noise, temperatures, tokens (analysis/verify_step.h)")
+      ->required();
+  o.vs->add_option("--json", o.step.json, "write the machine-readable report to this file")->check(kWritableFile);
+  o.vs->add_option("--show", o.step.show, "failing requests to print")->check(CLI::Range(0, 1000000));
+
   o.bn = app_.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
   o.bn->add_option("--rows", o.bo.timing.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
   o.bn->add_option("--vocab", o.bo.timing.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
@@ -343,6 +351,10 @@ CommandLine::CommandLine()
   o.bn->add_option("--top-p", o.bo.timing.filter.top_p, "every row's top-p in (0, 1], for the kernels that filter (default 1: off)");
   o.bn->add_option("--min-p", o.bo.timing.filter.min_p, "every row's min-p, for the kernels that filter (default 0: off)")
       ->check(CLI::Range(0.0, 1.0));
+  o.bn->add_option("--verify-drafts", o.bo.timing.verify_drafts,
+                   "time the verify kernels (SPEC §11) instead: --rows requests of this many drafts each, every draft "
+                   "accepted (the longest chain), then the bonus race")
+      ->check(CLI::Range(std::int64_t(0), std::int64_t(race::kMaxDrafts)));
 
   o.l = app_.add_subcommand("list", "list kernels, mutants and laws");
 }
@@ -363,7 +375,8 @@ void CommandLine::parse(int argc, const char* const* argv) {
     require_fits("frequency", o.freq.study.rows, o.freq.study.vocab);
   }
   if (*o.bn) {
-    for (std::int64_t rows : o.bo.timing.rows) require_fits("bench", rows, o.bo.timing.vocab);
+    for (std::int64_t rows : o.bo.timing.rows)
+      require_fits("bench", rows * (o.bo.timing.verifying() ? o.bo.timing.verify_drafts + 1 : 1), o.bo.timing.vocab);
     // CLI11's Range lets NaN through; a NaN filter is out of SPEC §9's contract.
     if (!race::filter_valid(o.bo.timing.filter))
       throw CLI::ValidationError("bench", "--top-p must be in (0, 1] and --min-p in [0, 1] (SPEC §9)");
@@ -384,6 +397,7 @@ int CommandLine::run() {
     if (*o.d) return divergence(o.div);
     if (*o.bn) return bench(o.bo);
     if (*o.v) return verify(o.ver);
+    if (*o.vs) return verify_step(o.step);
     if (*o.mg) return merge(o.merge);
     if (*o.f) return frequency(o.freq);
   } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/verify.h"
+#include "analysis/verify_step.h"
 #include "cli/command_support.h"
 #include "io/table.h"
 #include "protocol/contract_fields.h"
@@ -59,6 +60,47 @@ int verify(const VerifyOptions& o) {
     return r.ok() ? 0 : 1;
   }
   std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");
+  return r.ok() ? 0 : 1;
+}
+
+namespace {
+using S = analysis::VerifyStepReport;
+const std::vector<io::Column<S>> kStepCounts{
+    {{"identical"}, [](const S& r) { return r.identical; }},
+    {{"explained"}, [](const S& r) { return r.explained; }},
+    {{"out_of_contract", "out-of-contract"}, [](const S& r) { return r.out_of_contract; }},
+    {{"unexplained", "UNEXPLAINED"}, [](const S& r) { return r.unexplained; }},
+    {{"out_of_range", "OUT-OF-RANGE"}, [](const S& r) { return r.out_of_range; }},
+    {{"drafts_accepted", "drafts accepted"}, [](const S& r) { return r.accepted; }},
+};
+}  // namespace
+
+int verify_step(const VerifyOptions& o) {
+  S r;
+  try {
+    r = analysis::verify_step_file(o.file, o.show);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "raceoracle verify-step: %s\n", e.what());
+    return 2;
+  }
+  std::printf("verify-step %s: %lld requests x %lld drafts x %lld ids, logits %s, %s drafts, %s, eps %g, greedy_eps %g, "
+              "uniforms compared in %s\n",
+              o.file.c_str(), static_cast<long long>(r.requests), static_cast<long long>(r.drafts),
+              static_cast<long long>(r.vocab), r.logits_dtype.c_str(), r.draft_probs ? "stochastic" : "deterministic",
+              protocol::describe_contract(r.contract).c_str(), r.constants.eps, r.constants.greedy_eps,
+              r.rules.uniform_f32 ? "fp32" : "float64");
+  const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
+  for (const std::string& d : deviations) std::printf("deviation from SPEC §1: %s\n", d.c_str());
+  const io::Table counts = io::make_table(kStepCounts, std::vector<S>{r});
+  std::printf("%s", counts.text().c_str());
+  for (const auto& f : r.failures) std::printf("  %s\n", f.c_str());
+  std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
+  if (!o.json.empty()) {
+    nlohmann::json j = counts.json()[0];
+    j.update({{"file", o.file}, {"requests", r.requests}, {"drafts", r.drafts}, {"vocab", r.vocab},
+              {"failures", r.failures}, {"deviations", deviations}, {"verdict", r.ok() ? "PASS" : "FAIL"}});
+    write_file(o.json, j.dump(2) + "\n");
+  }
   return r.ok() ? 0 : 1;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// `raceoracle verify FILE`: tokens any sampler produced, in the dump format
-/// (protocol/dump.h), checked offline against the oracle (analysis/verify.h).
+/// (protocol/dump.h), checked offline against the oracle (analysis/verify.h);
+/// and a verify step's dump (analysis/verify_step.h).
 #include <string>
 
 namespace raceoracle::cli {
@@ -10,5 +11,8 @@ struct VerifyOptions {
   int show = 10;
 };
 int verify(const VerifyOptions& o);
+/// `raceoracle verify-step FILE`: a speculative-decoding verify step's ids, in
+/// its dump format (analysis/verify_step.h), judged request by request (SPEC §11).
+int verify_step(const VerifyOptions& o);
 
 }  // namespace raceoracle::cli

@@ -120,13 +120,21 @@ struct VerifyArgs {
 };
 /// Empty when `a` can be launched; otherwise what is wrong with it.
 std::string check_verify_args(const VerifyArgs& a);
-/// The verify kernel's workgroup size, both launches.
+/// The verify kernels' workgroup size, every launch.
 inline constexpr int kVerifyThreads = 256;
+/// The fused verify kernel's tile: ids per first-launch program.
+inline constexpr int kVerifyTile = 1024;
 /// The verify step as engines write it (kernels/verify.hip): the target's
 /// probabilities materialised (one launch, a workgroup per target row), then
 /// the acceptance chain and the residual or bonus race (a workgroup per
 /// request). `scratch`: verify_scratch_bytes.
 Status verify_probs(const VerifyArgs& a, Defect d, void* scratch);
 std::size_t verify_scratch_bytes(std::int64_t requests, std::int64_t drafts, std::int64_t vocab);
+/// The verify step fused (kernels/verify_fused.hip): per (target row, tile)
+/// the tile's max and sum, then per request the chain from the partials and
+/// the residual or bonus race, the probabilities recomputed from the logits,
+/// never written. `scratch`: verify_fused_scratch_bytes.
+Status verify_fused(const VerifyArgs& a, Defect d, void* scratch);
+std::size_t verify_fused_scratch_bytes(std::int64_t requests, std::int64_t drafts, std::int64_t vocab);
 
 }  // namespace raceoracle::kernels

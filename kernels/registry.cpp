@@ -104,15 +104,29 @@ void set_platform_math(race::NumericsContract& c) {
 }
 }  // namespace
 
-race::NumericsContract verify_contract() {
-  // kernels/verify.hip: fl(x / t), the row's max subtracted (pre-scale), expf,
-  // a block sum (any order), p = w / S; the races divide p by fl(E + eps).
+race::NumericsContract VerifyKernel::contract() const {
+  // fl(x / t), the row's max subtracted (pre-scale), expf, a sum in any order,
+  // p = w / S; the races divide p by fl(E + eps). The fused kernel sums each
+  // tile on its own max and rescales the tile's sum once to the row's.
   race::NumericsContract c;
   c.order = ScalingOrder::pre;
-  c.rescales = 0;
+  c.scale_divides = true;
+  c.rescales = name == "verify-fused" ? 1 : 0;
   c.normalises = true;
   set_platform_math(c);
   return c;
+}
+
+const std::vector<VerifyKernel>& verify_kernels() {
+  static const std::vector<VerifyKernel> v = {{"verify-probs", verify_probs, verify_scratch_bytes},
+                                              {"verify-fused", verify_fused, verify_fused_scratch_bytes}};
+  return v;
+}
+
+const VerifyKernel* find_verify_kernel(std::string_view name) {
+  for (const VerifyKernel& k : verify_kernels())
+    if (k.name == name) return &k;
+  return nullptr;
 }
 
 race::NumericsContract Kernel::contract() const {

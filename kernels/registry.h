@@ -47,8 +47,16 @@ struct Kernel {
   Status run(const SampleArgs& a, const RunOptions& o = {}) const;
 };
 
-/// The numerics contract of the verify kernel (kernels/verify.hip) on this backend.
-race::NumericsContract verify_contract();
+/// A kernel of the verify step (SPEC §11), by name: "verify-probs"
+/// (kernels/verify.hip, as engines write it), "verify-fused" (kernels/verify_fused.hip).
+struct VerifyKernel {
+  std::string_view name;
+  Status (*launch)(const VerifyArgs&, Defect, void* scratch);
+  std::size_t (*scratch_bytes)(std::int64_t requests, std::int64_t drafts, std::int64_t vocab);
+  race::NumericsContract contract() const;  ///< on this backend
+};
+const std::vector<VerifyKernel>& verify_kernels();
+const VerifyKernel* find_verify_kernel(std::string_view name);  ///< nullptr if unknown
 
 const std::vector<Kernel>& kernels();  ///< the real ones
 const std::vector<Kernel>& mutants();

@@ -11,6 +11,7 @@
 //      the bonus row when every draft is accepted, ties to the lowest id.
 // Without draft probabilities Q is the point mass at the draft.
 #include "kernels/filtered_row.h"
+#include "kernels/verify_row.h"
 
 namespace raceoracle::kernels {
 namespace {
@@ -50,14 +51,6 @@ __global__ __launch_bounds__(THREADS) void verify_softmax_kernel(VerifyLaunch l)
                        [&](std::int64_t i, float v, float) { p[i] = s > 0.0f ? expf(v / t - m_safe) / s : 0.0f; });
 }
 
-/// The race of `num(i) / (E_i + eps)` over the row, ties to the lowest id; every thread gets the winner.
-template <int THREADS, Defect D, class Num>
-__device__ int race_over(std::int64_t n, const float* E, float eps, Num num, device::SharedPtr<OrderedBest> smem) {
-  Best best = no_candidate();
-  for (std::int64_t i = threadIdx.x; i < n; i += THREADS) best = BetterOf<D>{}(best, Best{num(i) / (E[i] + eps), int(i)});
-  return block_best<D>(best, smem).idx;
-}
-
 template <int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void verify_chain_kernel(VerifyLaunch l) {
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
@@ -70,26 +63,17 @@ __global__ __launch_bounds__(THREADS) void verify_chain_kernel(VerifyLaunch l) {
   const std::int32_t* d = a.draft_ids + req * k;
   std::int32_t* out = a.tokens + req * rows;
   const bool greedy = is_greedy<D>(a.temperatures[req], a.greedy_eps);
-  // The draft probabilities of position j (null: the point mass at the draft).
-  auto draft_row = [&](std::int64_t j) -> const float* {
-    if (!a.draft_probs) return nullptr;
-    return a.draft_probs + (req * k + (D == Defect::draft_row0 ? 0 : j)) * n;
-  };
   if (threadIdx.x == 0) {
     std::int64_t j = 0;
     for (; j < k; ++j) {
       const std::int32_t dj = d[j];
-      if (dj < 0 || dj >= n) break;  // out of contract: rejected, never read
+      if (!verify::in_row(dj, n)) break;
       if (greedy) {
         if (dj != l.greedy[req * rows + j]) break;
         continue;
       }
-      const float p = l.probs[(req * rows + j) * n + dj];
-      const float* q = draft_row(j);
-      const float qd = q ? q[dj] : 1.0f;
-      const double u = a.uniforms[req * k + j];
-      const bool accept = D == Defect::accept_strict ? (qd > 0.0f && double(p / qd) > u) : (qd > 0.0f && double(p / qd) >= u);
-      if (!accept) break;
+      const float* q = verify::draft_row<D>(a, req, j);
+      if (!verify::accepts<D>(l.probs[(req * rows + j) * n + dj], q ? q[dj] : 1.0f, a.uniforms[req * k + j])) break;
     }
     smem_accepted[0] = int(j);
   }
@@ -101,27 +85,22 @@ __global__ __launch_bounds__(THREADS) void verify_chain_kernel(VerifyLaunch l) {
   } else {
     const float* p = l.probs + (req * rows + acc) * n;
     if (acc == k) {
-      token = race_over<THREADS, D>(n, a.bonus_noise + req * n, a.eps, [&](std::int64_t i) { return p[i]; }, smem_best);
+      token = verify::race_row<THREADS, D>(n, a.bonus_noise + req * n, a.eps, [&](std::int64_t i) { return p[i]; }, smem_best);
     } else {
-      const float* q = draft_row(acc);
+      const float* q = verify::draft_row<D>(a, req, acc);
       const std::int32_t dj = d[acc];
-      token = race_over<THREADS, D>(n, a.recovery_noise + req * n, a.eps, [&](std::int64_t i) {
-        if (D == Defect::recover_from_target) return p[i];
-        const float qi = q ? q[i] : (i == dj ? 1.0f : 0.0f);
-        return D == Defect::residual_unclamped ? p[i] - qi : fmaxf(p[i] - qi, 0.0f);
-      }, smem_best);
+      token = verify::race_row<THREADS, D>(n, a.recovery_noise + req * n, a.eps,
+                                    [&](std::int64_t i) { return verify::residual<D>(p[i], q, i, dj); }, smem_best);
     }
   }
   int bonus = race::kVerifyPlaceholder;
   if constexpr (D == Defect::bonus_after_reject) {
     if (!greedy && acc < k) {
       const float* pk = l.probs + (req * rows + k) * n;
-      bonus = race_over<THREADS, D>(n, a.bonus_noise + req * n, a.eps, [&](std::int64_t i) { return pk[i]; }, smem_bonus);
+      bonus = verify::race_row<THREADS, D>(n, a.bonus_noise + req * n, a.eps, [&](std::int64_t i) { return pk[i]; }, smem_bonus);
     }
   }
-  if (threadIdx.x == 0)
-    for (std::int64_t j = 0; j < rows; ++j)
-      out[j] = j < acc ? d[j] : j == acc ? token : j == acc + 1 ? bonus : race::kVerifyPlaceholder;
+  if (threadIdx.x == 0) verify::write_chain(out, d, rows, acc, token, bonus);
 }
 
 template <class Logit, Defect D>

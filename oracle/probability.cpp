@@ -61,8 +61,12 @@ Probabilities probabilities(const RowView& row, const RowScale& s, const Numeric
   }
   const double g = sum_error(sum_depth > 0 ? double(sum_depth) : double(n)) * kBoundSafety;
   const double tau = flush_per_weight(n), r_div = relative_error(c.div_ulp);
+  // A sampler that sums on partial maxima rescales each partial sum to the
+  // row's (c.rescales times): an expf and a multiply each.
+  const double r_res = relative_error(c.rescale_ulp), u = kUnitRoundoff;
+  const double res_lo = std::pow((1 - r_res) * (1 - u), c.rescales), res_hi = std::pow((1 + r_res) * (1 + u), c.rescales);
   // S' over the computed set: every surely kept id, perhaps the boundary's.
-  const double s_lo = sure_lo * (1 - g) - double(n) * tau, s_hi = may_hi * (1 + g) + double(n) * tau;
+  const double s_lo = sure_lo * res_lo * (1 - g) - double(n) * tau, s_hi = may_hi * res_hi * (1 + g) + double(n) * tau;
   for (std::size_t i = 0; i < V; ++i) {
     if (!in[i]) continue;
     if (in[i] <= 2) out.p[i] = w[i] / S;

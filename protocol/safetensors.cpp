@@ -102,6 +102,17 @@ std::vector<float> TensorView::as_f32() const {
   return out;
 }
 
+std::vector<double> TensorView::as_f64() const {
+  const std::size_t n = std::size_t(elements());
+  if (dtype != "F64") {
+    const std::vector<float> f = as_f32();
+    return {f.begin(), f.end()};
+  }
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = load<double>(data + 8 * i);
+  return out;
+}
+
 std::vector<std::int64_t> TensorView::as_i64() const {
   const std::size_t n = std::size_t(elements());
   std::vector<std::int64_t> out(n);

@@ -27,6 +27,7 @@ struct TensorView {
 
   std::int64_t elements() const;
   std::vector<float> as_f32() const;         ///< BF16, F16, F32 widened exactly
+  std::vector<double> as_f64() const;        ///< F64, or BF16, F16, F32 widened exactly
   std::vector<std::int64_t> as_i64() const;  ///< I32, I64
   std::vector<std::uint64_t> as_u64() const;  ///< U64, I64 (its bits: a seed stored as int64)
   /// Elements [first, first + n) widened exactly into `out` (BF16, F16, F32).

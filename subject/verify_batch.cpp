@@ -28,7 +28,7 @@ oracle::VerifyView VerifyBatch::request(std::int64_t r) const {
   v.temperature = temperatures[std::size_t(r)];
   return v;
 }
-std::vector<std::int32_t> run_verify_kernel(const VerifyBatch& b, kernels::Defect defect) {
+std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b, kernels::Defect defect) {
   using kernels::DeviceArray;
   const std::int64_t rows = b.drafts + 1;
   DeviceArray<float> target_f32;
@@ -41,7 +41,7 @@ std::vector<std::int32_t> run_verify_kernel(const VerifyBatch& b, kernels::Defec
   DeviceArray<double> uniforms(b.uniforms.empty() ? std::vector<double>{0.0} : b.uniforms);
   DeviceArray<float> recovery(b.recovery_noise), bonus(b.bonus_noise), temperatures(b.temperatures);
   DeviceArray<std::int32_t> tokens(std::size_t(b.requests * rows));
-  DeviceArray<std::uint8_t> scratch(kernels::verify_scratch_bytes(b.requests, b.drafts, b.vocab));
+  DeviceArray<std::uint8_t> scratch(k.scratch_bytes(b.requests, b.drafts, b.vocab));
   kernels::VerifyArgs a;
   a.target = b.dtype == race::Dtype::bf16 ? static_cast<const void*>(target_bf16.get()) : target_f32.get();
   a.dtype = b.dtype;
@@ -52,7 +52,7 @@ std::vector<std::int32_t> run_verify_kernel(const VerifyBatch& b, kernels::Defec
   a.recovery_noise = recovery.get(), a.bonus_noise = bonus.get(), a.temperatures = temperatures.get();
   a.tokens = tokens.get();
   a.eps = b.constants.eps, a.greedy_eps = b.constants.greedy_eps;
-  const kernels::Status s = kernels::verify_probs(a, defect, scratch.get());
+  const kernels::Status s = k.launch(a, defect, scratch.get());
   if (!s.ok) throw std::runtime_error(s.message);
   kernels::device_synchronize();
   return tokens.download();

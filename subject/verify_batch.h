@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/defect.h"
+#include "kernels/registry.h"
 #include "oracle/verify.h"
 
 namespace raceoracle::subject {
@@ -31,8 +32,9 @@ struct VerifyBatch {
 };
 
 /// The k + 1 ids per request (race::kVerifyPlaceholder after the emitted
-/// one) that the verify kernel built with `defect` writes for `b`, [requests, drafts + 1].
-std::vector<std::int32_t> run_verify_kernel(const VerifyBatch& b, kernels::Defect defect = kernels::Defect::none);
+/// one) that verify kernel `k` built with `defect` writes for `b`, [requests, drafts + 1].
+std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b,
+                                            kernels::Defect defect = kernels::Defect::none);
 
 /// Every request of a batch judged against the oracle.
 struct VerifyTally {

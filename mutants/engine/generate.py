@@ -22,11 +22,11 @@ from sources import Source
 # definition twice (the linker keeps either). The named mutants reach its
 # arithmetic (no_m_safe, wrong_rescale, no_rescale, fast_exp).
 TARGET_GLOBS = ("kernels/*.hip", "kernels/race.h")
-# kernels/verify.hip is not a target yet: a machine-made mutant is judged by
-# `raceoracle check` on the subjects that reach it, and the verify kernel is
-# not a subject of check's laws (its named mutants are killed by
+# The verify kernels are not targets yet: a machine-made mutant is judged by
+# `raceoracle check` on the subjects that reach it, and they are not subjects
+# of check's laws (their named mutants are killed by
 # tests/kernels/verify_kernel_tests.cpp).
-EXCLUDED = ("kernels/verify.hip",)
+EXCLUDED = ("kernels/verify.hip", "kernels/verify_fused.hip")
 _MUTANT_ID = re.compile(r"RACEORACLE_MUTANT\((\d+)\)")
 
 

@@ -236,6 +236,56 @@ def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_ep
         f.write(m.encode(tensors, meta))
 
 
+def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
+                      tokens, *, eps=None, greedy_eps=None, uniform_compare=None, **contract):
+    """Writes the file `raceoracle verify-step` reads (SPEC 11): a speculative-decoding
+    verify step's inputs and the k + 1 ids per request it wrote (-1 after the
+    emitted token). target_logits [R, k + 1, V]; draft_ids [R, k]; draft_probs
+    [R, k, V] or None (deterministic drafts); uniforms [R, k] (float64 kept as
+    such); recovery_noise and bonus_noise [R, V]; temperatures [R]; tokens
+    [R, k + 1]. uniform_compare: "f64" (the default, vLLM's) or "f32"."""
+    ids, tok = _entry(draft_ids), _entry(tokens)
+    ids = ids if ids.dtype in (np.int32, np.int64) else ids.astype(np.int64)
+    tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
+    u = _entry(uniforms)
+    u = u if u.dtype in (np.float64, np.float32) else u.astype(np.float64)
+    tensors = {"target_logits": _entry(target_logits), "draft_ids": ids, "uniforms": u,
+               "recovery_noise": _entry(recovery_noise, np.float32), "bonus_noise": _entry(bonus_noise, np.float32),
+               "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    if draft_probs is not None:
+        tensors["draft_probs"] = _entry(draft_probs, np.float32)
+    meta = contract_fields(**contract)
+    for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
+        if v is not None:
+            meta[key] = repr(float(v))
+    if uniform_compare is not None:
+        meta["uniform_compare"] = str(uniform_compare)
+    with open(path, "wb") as f:
+        f.write(m.encode(tensors, meta))
+
+
+def verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures, tokens, *,
+                raise_on_failure=True, **fields):
+    """Judges a speculative-decoding verify step's ids on in-memory arrays
+    (numpy or torch, cpu or cuda): write_verify_dump's arguments. Returns the
+    report (.passed, .text); raises AssertionError on an unexplained or
+    out-of-range chain unless raise_on_failure=False."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path, out = os.path.join(tmp, "verify_step.safetensors"), os.path.join(tmp, "verify_step.json")
+        write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise,
+                          temperatures, tokens, **fields)
+        proc = subprocess.run([find_binary(), "verify-step", path, "--json", out], capture_output=True,
+                              encoding="utf-8", errors="replace")
+        if proc.returncode == 2 or not os.path.exists(out):
+            raise ValueError("raceoracle verify-step rejected the inputs: " + (proc.stderr or proc.stdout).strip())
+        with open(out, encoding="utf-8") as f:
+            report = Report(json.load(f))
+    report.text = proc.stdout
+    if raise_on_failure and not report.passed:
+        raise AssertionError(proc.stdout)
+    return report
+
+
 def verify(logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, raise_on_failure=True, **contract):
     """Judges a sampler's tokens on in-memory arrays (numpy or torch, cpu or cuda).
 

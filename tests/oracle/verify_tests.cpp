@@ -65,6 +65,7 @@ struct Request {
 NumericsContract vllm_contract() {
   NumericsContract c;
   c.order = ScalingOrder::pre;  // logits / T, then the softmax
+  c.scale_divides = true;
   c.exp_ulp = 1.0;              // glibc expf
   c.rescales = 0;
   c.normalises = true;

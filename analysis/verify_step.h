@@ -1,0 +1,38 @@
+#pragma once
+/// A verify step's dump judged by the oracle (SPEC §11): every request's
+/// chain decided and the sampler's k + 1 ids judged; what `raceoracle
+/// verify-step` reports. The format, written by the Python package's
+/// write_verify_dump: safetensors with `target_logits` [R, k + 1, V] (BF16,
+/// F16 or F32), `draft_ids` [R, k] (I32 or I64), `draft_probs` [R, k, V] (F32;
+/// absent: deterministic drafts), `uniforms` [R, k] (F64 or F32),
+/// `recovery_noise` and `bonus_noise` [R, V] (F32), `temperatures` [R] (F32),
+/// `tokens` [R, k + 1] (I32 or I64; -1 after the emitted token); metadata: the
+/// contract fields (protocol/contract_fields.h), `eps`, `greedy_eps`, and
+/// `uniform_compare` (f64, the default, or f32: race::VerifyRules).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oracle/verify.h"
+#include "protocol/safetensors.h"
+
+namespace raceoracle::analysis {
+
+struct VerifyStepReport {
+  std::int64_t requests = 0, drafts = 0, vocab = 0;
+  std::string logits_dtype;
+  bool draft_probs = false;  ///< stochastic drafts (false: deterministic, Q the point mass)
+  oracle::NumericsContract contract;
+  oracle::RaceConstants constants;
+  oracle::VerifyRules rules;
+  std::int64_t identical = 0, explained = 0, out_of_contract = 0, unexplained = 0, out_of_range = 0;
+  std::int64_t accepted = 0;  ///< drafts the sampler accepted, over every request judged in contract
+  std::vector<std::string> failures;  ///< readable, the first few
+  bool ok() const { return unexplained == 0 && out_of_range == 0; }
+};
+
+/// Throws SafetensorsError naming the problem on a bad file or document.
+VerifyStepReport verify_step_file(const std::string& path, int max_failures = 10);
+VerifyStepReport verify_step_document(const protocol::Safetensors& s, int max_failures = 10);
+
+}  // namespace raceoracle::analysis

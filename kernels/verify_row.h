@@ -1,0 +1,52 @@
+#pragma once
+/// What the two verify kernels share (SPEC §11): the acceptance compare, the
+/// residual race's numerator, where a position's draft probabilities are, and
+/// the k + 1 ids written, each as the defect D makes it (kernels/defect.h).
+#include <cstdint>
+
+#include "kernels/race.h"
+
+namespace raceoracle::kernels::verify {
+
+/// Draft `j` of request `req` accepted: Q_d > 0 and P_d / Q_d >= u, the ratio in fp32, the compare in float64.
+template <Defect D>
+__device__ __forceinline__ bool accepts(float p, float qd, double u) {
+  if (D == Defect::accept_strict) return qd > 0.0f && double(p / qd) > u;
+  return qd > 0.0f && double(p / qd) >= u;
+}
+
+/// Position j's draft probabilities of request `req`; null: the point mass at the draft.
+template <Defect D>
+__device__ __forceinline__ const float* draft_row(const VerifyArgs& a, std::int64_t req, std::int64_t j) {
+  if (!a.draft_probs) return nullptr;
+  return a.draft_probs + (req * a.drafts + (D == Defect::draft_row0 ? 0 : j)) * a.vocab;
+}
+
+/// The residual race's numerator at id i: max(P_i - Q_i, 0), Q the row `q` or the point mass at `d`.
+template <Defect D>
+__device__ __forceinline__ float residual(float p, const float* q, std::int64_t i, std::int32_t d) {
+  if (D == Defect::recover_from_target) return p;
+  const float qi = q ? q[i] : (i == d ? 1.0f : 0.0f);
+  return D == Defect::residual_unclamped ? p - qi : fmaxf(p - qi, 0.0f);
+}
+
+/// The request's k + 1 ids: the accepted drafts, the emitted token, then the
+/// placeholder (under bonus_after_reject, `bonus` right after a rejection's token).
+__device__ __forceinline__ void write_chain(std::int32_t* out, const std::int32_t* d, std::int64_t rows, std::int64_t acc,
+                                           int token, int bonus) {
+  for (std::int64_t j = 0; j < rows; ++j)
+    out[j] = j < acc ? d[j] : j == acc ? token : j == acc + 1 ? bonus : race::kVerifyPlaceholder;
+}
+
+/// The race of `num(i) / (E_i + eps)` over the row, ties to the lowest id; every thread gets the winner.
+template <int THREADS, Defect D, class Num>
+__device__ int race_row(std::int64_t n, const float* E, float eps, Num num, device::SharedPtr<OrderedBest> smem) {
+  Best best = no_candidate();
+  for (std::int64_t i = threadIdx.x; i < n; i += THREADS) best = BetterOf<D>{}(best, Best{num(i) / (E[i] + eps), int(i)});
+  return block_best<D>(best, smem).idx;
+}
+
+/// A draft id the kernel may read at: outside [0, V) the request is out of contract and the draft is rejected unread.
+__device__ __forceinline__ bool in_row(std::int32_t d, std::int64_t n) { return d >= 0 && d < n; }
+
+}  // namespace raceoracle::kernels::verify

@@ -1,0 +1,110 @@
+// `raceoracle verify-step`'s judge (analysis/verify_step.h): a verify
+// kernel's own ids written as a dump pass, with stochastic and deterministic
+// drafts, fp32 and bf16 logits; a mutant's ids fail with the request named;
+// malformed files and metadata are refused naming the tensor or field.
+#include <gtest/gtest.h>
+
+#include "analysis/verify_step.h"
+#include "fixtures/verify_requests.h"
+#include "kernels/registry.h"
+#include "protocol/contract_fields.h"
+#include "tests/protocol/safetensors_files.h"
+
+namespace raceoracle::analysis {
+namespace {
+
+using protocol::Safetensors;
+using protocol::testing::tensor;
+
+class VerifyStepFiles : public protocol::testing::SafetensorsFiles {
+ protected:
+  /// A batch's inputs and the ids verify kernel `kernel` (with `defect`) wrote, its contract in the metadata.
+  Safetensors dump(const subject::VerifyBatch& b, const kernels::VerifyKernel& kernel,
+                   kernels::Defect defect = kernels::Defect::none) {
+    const std::vector<std::int32_t> tokens = subject::run_verify_kernel(kernel, b, defect);
+    const std::int64_t R = b.requests, k = b.drafts, V = b.vocab;
+    Safetensors s;
+    if (b.dtype == race::Dtype::bf16) s.tensors["target_logits"] = tensor("BF16", {R, k + 1, V}, b.target_bf16);
+    else s.tensors["target_logits"] = tensor("F32", {R, k + 1, V}, b.target_f32);
+    s.tensors["draft_ids"] = tensor("I32", {R, k}, b.draft_ids);
+    if (!b.draft_probs.empty()) s.tensors["draft_probs"] = tensor("F32", {R, k, V}, b.draft_probs);
+    s.tensors["uniforms"] = tensor("F64", {R, k}, b.uniforms);
+    s.tensors["recovery_noise"] = tensor("F32", {R, V}, b.recovery_noise);
+    s.tensors["bonus_noise"] = tensor("F32", {R, V}, b.bonus_noise);
+    s.tensors["temperatures"] = tensor("F32", {R}, b.temperatures);
+    s.tensors["tokens"] = tensor("I32", {R, k + 1}, tokens);
+    s.metadata = protocol::contract_fields(kernel.contract());
+    return s;
+  }
+  void expect_error(const Safetensors& s, const std::string& needle) {
+    try {
+      verify_step_document(s);
+      ADD_FAILURE() << "no error; expected one naming " << needle;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  }
+};
+
+TEST_F(VerifyStepFiles, AKernelsOwnIdsPassAndAMutantsFail) {
+  for (const kernels::VerifyKernel& kernel : kernels::verify_kernels()) {
+    for (int seed = 0; seed < 6; ++seed) {
+      fixtures::VerifyShape shape;
+      shape.requests = 8, shape.drafts = 1 + seed % 3, shape.vocab = 600;
+      shape.dtype = seed % 2 ? race::Dtype::bf16 : race::Dtype::f32;
+      const subject::VerifyBatch b = fixtures::random_verify_batch(std::uint64_t(seed), shape, kernel.contract());
+      const VerifyStepReport r = verify_step_document(dump(b, kernel));
+      EXPECT_TRUE(r.ok()) << kernel.name << " seed " << seed << ": " << (r.failures.empty() ? "" : r.failures[0]);
+      EXPECT_EQ(r.identical + r.explained, b.requests);
+      EXPECT_EQ(r.draft_probs, !b.draft_probs.empty());
+    }
+  }
+  // The bonus after a rejection: caught on the first batch with a rejection, the request named.
+  bool caught = false;
+  for (int seed = 0; seed < 6 && !caught; ++seed) {
+    fixtures::VerifyShape shape;
+    shape.requests = 8, shape.drafts = 2, shape.vocab = 600;
+    const kernels::VerifyKernel& kernel = kernels::verify_kernels().front();
+    const subject::VerifyBatch b = fixtures::random_verify_batch(std::uint64_t(seed), shape, kernel.contract());
+    const VerifyStepReport r = verify_step_document(dump(b, kernel, kernels::Defect::bonus_after_reject));
+    if (!r.ok()) {
+      caught = true;
+      ASSERT_FALSE(r.failures.empty());
+      EXPECT_NE(r.failures[0].find("request "), std::string::npos) << r.failures[0];
+    }
+  }
+  EXPECT_TRUE(caught);
+}
+
+TEST_F(VerifyStepFiles, MalformedFilesAndMetadataAreRefusedNamingWhat) {
+  fixtures::VerifyShape shape;
+  shape.requests = 3, shape.drafts = 2, shape.vocab = 50;
+  const kernels::VerifyKernel& kernel = kernels::verify_kernels().front();
+  const subject::VerifyBatch b = fixtures::random_verify_batch(1, shape, kernel.contract());
+  const Safetensors good = dump(b, kernel);
+  EXPECT_TRUE(verify_step_document(good).ok());
+  Safetensors s = good;
+  s.tensors.erase("uniforms");
+  expect_error(s, "uniforms");
+  s = good;
+  s.tensors["uniforms"] = tensor("F64", {3, 1}, std::vector<double>(3, 0.5));
+  expect_error(s, "uniforms must be [3, 2]");
+  s = good;
+  s.tensors["tokens"] = tensor("F32", {3, 3}, std::vector<float>(9, 0.0f));
+  expect_error(s, "tokens dtype must be I32 or I64");
+  s = good;
+  s.tensors["target_logits"] = tensor("F32", {3, 150}, std::vector<float>(450, 0.0f));
+  expect_error(s, "target_logits must be [requests, drafts + 1, V]");
+  s = good;
+  s.metadata["uniform_compare"] = "f16";
+  expect_error(s, "uniform_compare");
+  s = good;
+  s.metadata["exp_ulps"] = "2";  // a typo must not leave the default in force silently
+  expect_error(s, "exp_ulps");
+  s = good;
+  s.metadata["uniform_compare"] = "f32";
+  EXPECT_TRUE(verify_step_document(s).rules.uniform_f32);
+}
+
+}  // namespace
+}  // namespace raceoracle::analysis
