@@ -160,7 +160,7 @@ std::vector<Cell> KernelTiming::time_verify(race::Dtype dtype, std::int64_t requ
   // request); every draft id 0, accepted at u = 0.
   kernels::DeviceArray<std::int32_t> ids(std::vector<std::int32_t>(std::size_t(std::max<std::int64_t>(1, requests * k)), 0));
   kernels::DeviceArray<double> uniforms(std::vector<double>(std::size_t(std::max<std::int64_t>(1, requests * k)), 0.0));
-  kernels::DeviceArray<std::int32_t> tokens(std::size_t(rows));
+  kernels::DeviceArray<std::int32_t> tokens(static_cast<std::size_t>(rows));
   kernels::DeviceArray<float> temps(std::vector<float>(std::size_t(requests), 0.7f));  // no greedy request
   const std::int64_t windows = std::max<std::int64_t>(1, pool_->rows / (rows + requests));
   std::vector<Cell> out;

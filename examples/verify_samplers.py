@@ -11,9 +11,9 @@ with one defect the field has shipped or could. Judged on given noise by
 """
 import torch
 
-# What it declares: logits divided by T, then the softmax (pre-scale, a division);
-# p = w / S before each race; no eps in either race.
-CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none")
+# What it declares: logits divided by T, then the softmax (pre-scale, a division,
+# IEEE-exact on the CPU); p = w / S before each race; no eps in either race.
+CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", div_ulp=0.5)
 
 
 def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
@@ -62,29 +62,30 @@ DEFECTS = ["strict", "no_clamp", "from_target", "bonus_after_reject", "draft_pos
 def requests(R=64, k=4, V=2000, seed=0, stochastic=True):
     """Verify inputs as a drafter and vLLM make them: target logits, drafts
     drawn from a draft model's distribution near the target's, uniforms and
-    noise drawn by torch; a quarter of the requests greedy; one request in
-    eight with its drafts' uniforms planted at the ratio itself (where > and >=
-    differ), on rows of two ids tied at the max (their probabilities exact)."""
+    noise drawn by torch; a quarter of the requests greedy. Two in eight are
+    planted: rows of two ids tied at the max, drafted with certainty, whose
+    uniform is the ratio itself, 0.5 (where > and >= differ); and a draft
+    distribution above the target's everywhere, rejected (no residual at
+    all: the race of zeros gives id 0)."""
     g = torch.Generator().manual_seed(seed)
     logits = torch.randn(R, k + 1, V, generator=g) * 3
     temperatures = torch.tensor([0.0 if r % 4 == 0 else (0.3, 0.7, 1.0)[r % 3] for r in range(R)])
-    tied = torch.arange(R) % 8 == 5
+    tied, dominating = torch.arange(R) % 8 == 5, torch.arange(R) % 8 == 3
     logits[tied] = float("-inf")
-    logits[tied, :, 7] = 1.0
-    logits[tied, :, 11] = 1.0
+    logits[tied, :, 1] = 1.0
+    logits[tied, :, 3] = 1.0
     t = torch.where(temperatures == 0, torch.ones(R), temperatures)
     drafted = logits + torch.randn(R, k + 1, V, generator=g) * 0.5
     q = torch.softmax(drafted[:, :k] / t[:, None, None], dim=-1)
+    q[dominating] = torch.softmax(logits[dominating, :k] / t[dominating, None, None], dim=-1) * 1.001
     draft_ids = torch.multinomial(q.reshape(-1, V), 1, generator=g).reshape(R, k)
-    draft_ids[tied] = 7
-    if not stochastic:
-        q = None
-    elif tied.any():
-        q[tied] = 0.0
-        q[tied, :, 7] = 1.0  # drafted with certainty: the ratio is 0.5 exactly
+    draft_ids[tied] = 1
+    q[tied] = 0.0
+    q[tied, :, 1] = 1.0  # drafted with certainty: the ratio is 0.5 exactly
     uniforms = torch.rand(R, k, generator=g, dtype=torch.float64)
     uniforms[tied] = 0.5
+    uniforms[dominating] = 0.9995  # above 1 / 1.001: rejected
     recovery = torch.empty(R, V).exponential_(generator=g)
     bonus = torch.empty(R, V).exponential_(generator=g)
-    return dict(target_logits=logits, draft_ids=draft_ids, draft_probs=q, uniforms=uniforms,
+    return dict(target_logits=logits, draft_ids=draft_ids, draft_probs=q if stochastic else None, uniforms=uniforms,
                 recovery_noise=recovery, bonus_noise=bonus, temperatures=temperatures)
