@@ -130,7 +130,7 @@ TEST(VerifyOracle, EveryDraftAcceptedEmitsTheBonusRace) {
   EXPECT_EQ(v.acceptance[0], Acceptance::either);
   EXPECT_TRUE(v.allows(0)) << v.describe();
   EXPECT_EQ(judge_of(r, v, {0, 3}), Outcome::identical);
-  EXPECT_EQ(judge_of(r, v, {v.emitted[0][0], -1}), Outcome::explained);
+  EXPECT_EQ(judge_of(r, v, {std::int32_t(v.emitted[0][0]), -1}), Outcome::explained);
 }
 
 TEST(VerifyOracle, ARowTiedAtItsMaxIsComputedExactlySoTheCompareAtEqualityIsCertain) {
