@@ -46,7 +46,7 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
     recovered = torch.where(greedy[:, None], argmax[:, :k], recovered)
     bonus = (probs[:, k] / bonus_noise).argmax(dim=-1)
     bonus = torch.where(greedy, argmax[:, k], bonus)
-    out = torch.full((R, rows), -1, dtype=torch.int64)
+    out = torch.full((R, rows), -1, dtype=torch.int64, device=target_logits.device)
     for r in range(R):
         a = int(first[r])
         out[r, :a] = draft_ids[r, :a]
