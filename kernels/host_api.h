@@ -120,8 +120,17 @@ struct VerifyArgs {
 };
 /// Empty when `a` can be launched; otherwise what is wrong with it.
 std::string check_verify_args(const VerifyArgs& a);
-/// The verify kernels' workgroup size, every launch.
+/// The verify kernels' workgroup size: a target row's (or a tile's)
+/// programs, and a request's, which walks a whole row alone: on a GPU 1024,
+/// the most loads in flight a workgroup can have; on the cpu backend 256 (the
+/// same template: a block of fibers costs in proportion to its threads, and
+/// 1024 made the verify tests ten times slower there).
 inline constexpr int kVerifyThreads = 256;
+#if defined(RACEORACLE_BACKEND_CPU)
+inline constexpr int kVerifyRequestThreads = 256;
+#else
+inline constexpr int kVerifyRequestThreads = 1024;
+#endif
 /// The fused verify kernel's tile: ids per first-launch program.
 inline constexpr int kVerifyTile = 1024;
 /// The verify step as engines write it (kernels/verify.hip): the target's

@@ -108,7 +108,8 @@ hipError_t launch_verify(const VerifyLaunch& l) {
   const unsigned rows = unsigned(l.a.requests * (l.a.drafts + 1));
   hipError_t e = device::launch_chained(verify_softmax_kernel<Logit, kVerifyThreads, D>, dim3(rows), dim3(kVerifyThreads), l);
   if (e != hipSuccess) return e;
-  return device::launch_chained(verify_chain_kernel<kVerifyThreads, D>, dim3(unsigned(l.a.requests)), dim3(kVerifyThreads), l);
+  return device::launch_chained(verify_chain_kernel<kVerifyRequestThreads, D>, dim3(unsigned(l.a.requests)),
+                                dim3(kVerifyRequestThreads), l);
 }
 
 }  // namespace

@@ -156,8 +156,8 @@ hipError_t launch_fused_verify(const FusedVerifyLaunch& l) {
   hipError_t e = device::launch_chained(verify_tile_kernel<Logit, kVerifyThreads, D>, dim3(unsigned(l.tiles), rows),
                                         dim3(kVerifyThreads), l);
   if (e != hipSuccess) return e;
-  return device::launch_chained(verify_fused_chain_kernel<Logit, kVerifyThreads, D>, dim3(unsigned(l.a.requests)),
-                                dim3(kVerifyThreads), l);
+  return device::launch_chained(verify_fused_chain_kernel<Logit, kVerifyRequestThreads, D>, dim3(unsigned(l.a.requests)),
+                                dim3(kVerifyRequestThreads), l);
 }
 
 }  // namespace
