@@ -271,15 +271,22 @@ def verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise,
     report (.passed, .text); raises AssertionError on an unexplained or
     out-of-range chain unless raise_on_failure=False."""
     with tempfile.TemporaryDirectory() as tmp:
-        path, out = os.path.join(tmp, "verify_step.safetensors"), os.path.join(tmp, "verify_step.json")
+        path = os.path.join(tmp, "verify_step.safetensors")
         write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise,
                           temperatures, tokens, **fields)
-        proc = subprocess.run([find_binary(), "verify-step", path, "--json", out], capture_output=True,
-                              encoding="utf-8", errors="replace")
-        if proc.returncode == 2 or not os.path.exists(out):
-            raise ValueError("raceoracle verify-step rejected the inputs: " + (proc.stderr or proc.stdout).strip())
-        with open(out, encoding="utf-8") as f:
-            report = Report(json.load(f))
+        return _judge_file("verify-step", path, raise_on_failure)
+
+
+def _judge_file(command, path, raise_on_failure):
+    """`raceoracle COMMAND PATH --json`: its report (.text its output); ValueError
+    when it refuses the file, AssertionError on a failure unless told otherwise."""
+    out = path + ".json"
+    proc = subprocess.run([find_binary(), command, path, "--json", out], capture_output=True, encoding="utf-8",
+                          errors="replace")
+    if proc.returncode == 2 or not os.path.exists(out):
+        raise ValueError("raceoracle %s rejected the inputs: %s" % (command, (proc.stderr or proc.stdout).strip()))
+    with open(out, encoding="utf-8") as f:
+        report = Report(json.load(f))
     report.text = proc.stdout
     if raise_on_failure and not report.passed:
         raise AssertionError(proc.stdout)
@@ -293,15 +300,6 @@ def verify(logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, ra
     unexplained or out-of-range token unless raise_on_failure=False.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        path, out = os.path.join(tmp, "tokens.safetensors"), os.path.join(tmp, "verify.json")
+        path = os.path.join(tmp, "tokens.safetensors")
         write_dump(path, logits, noise, temperatures, tokens, eps=eps, greedy_eps=greedy_eps, **contract)
-        proc = subprocess.run([find_binary(), "verify", path, "--json", out], capture_output=True,
-                              encoding="utf-8", errors="replace")
-        if proc.returncode == 2 or not os.path.exists(out):
-            raise ValueError("raceoracle verify rejected the inputs: " + (proc.stderr or proc.stdout).strip())
-        with open(out, encoding="utf-8") as f:
-            report = Report(json.load(f))
-    report.text = proc.stdout
-    if raise_on_failure and not report.passed:
-        raise AssertionError(proc.stdout)
-    return report
+        return _judge_file("verify", path, raise_on_failure)

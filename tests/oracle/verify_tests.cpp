@@ -220,13 +220,17 @@ TEST(VerifyOracle, GreedyRequestsAcceptWhileTheDraftIsTheLowestArgmax) {
   EXPECT_EQ(decide_of(r).accepted, 3);
 }
 
+/// V = 4, two drafts (ids 0 and 1), every row uniform: P = 0.25 everywhere.
+Request uniform_request(std::vector<double> u) {
+  Request r(4, 2);
+  for (std::int64_t j = 0; j <= 2; ++j) set_row(r, j, {0.25, 0.25, 0.25, 0.25});
+  r.d = {0, 1};
+  r.u = std::move(u);
+  return r;
+}
+
 TEST(VerifyOracle, OutOfContractRequestsNameTheirReasonAndStillNeedAWellFormedOutput) {
-  Request base(4, 2);
-  set_row(base, 0, {0.25, 0.25, 0.25, 0.25});
-  set_row(base, 1, {0.25, 0.25, 0.25, 0.25});
-  set_row(base, 2, {0.25, 0.25, 0.25, 0.25});
-  base.d = {0, 1};
-  base.u = {0.9, 0.9};
+  const Request base = uniform_request({0.9, 0.9});
   struct Case {
     const char* what;
     std::function<void(Request&)> edit;
@@ -262,12 +266,7 @@ TEST(VerifyOracle, OutOfContractRequestsNameTheirReasonAndStillNeedAWellFormedOu
 }
 
 TEST(VerifyOracle, TheJudgeNamesMalformedOutputs) {
-  Request r(4, 2);
-  set_row(r, 0, {0.25, 0.25, 0.25, 0.25});
-  set_row(r, 1, {0.25, 0.25, 0.25, 0.25});
-  set_row(r, 2, {0.25, 0.25, 0.25, 0.25});
-  r.d = {0, 1};
-  r.u = {0.1, 0.1};
+  const Request r = uniform_request({0.1, 0.1});
   const VerifyVerdict v = decide_of(r);
   ASSERT_EQ(v.accepted, 2);
   const VerifyView view = r.view();
