@@ -74,17 +74,11 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
   const std::vector<float> logits = x.as_f32(), R_noise = rec.as_f32(), B_noise = bon.as_f32(), T = temps.as_f32();
   const std::vector<double> uniforms = u.as_f64();
   const std::vector<std::int32_t> draft_ids = ids_of(ids), tokens = ids_of(tok);
+  const oracle::VerifyBatchView batch{logits.data(), oracle::Dtype::f32 /* widened exactly */, R, k, V, draft_ids.data(),
+                                      q.empty() ? nullptr : q.data(), uniforms.data(), R_noise.data(), B_noise.data(),
+                                      T.data()};
   for (std::int64_t i = 0; i < R; ++i) {
-    oracle::VerifyView v;
-    v.target = logits.data() + i * (k + 1) * V;
-    v.dtype = oracle::Dtype::f32;  // widened exactly
-    v.vocab = V, v.stride = V, v.drafts = k;
-    v.draft_ids = draft_ids.data() + i * k;
-    v.draft_probs = q.empty() ? nullptr : q.data() + i * k * V;
-    v.uniforms = uniforms.data() + i * k;
-    v.recovery_noise = R_noise.data() + i * V;
-    v.bonus_noise = B_noise.data() + i * V;
-    v.temperature = T[std::size_t(i)];
+    const oracle::VerifyView v = batch.request(i);
     const oracle::VerifyVerdict verdict = oracle::decide_verify(v, r.contract, r.constants, r.rules);
     const std::int32_t* out = tokens.data() + i * (k + 1);
     const oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out);

@@ -174,6 +174,22 @@ RowView VerifyView::target_row(std::int64_t j, const float* noise) const {
   return row;
 }
 
+VerifyView VerifyBatchView::request(std::int64_t r) const {
+  VerifyView v;
+  v.target = static_cast<const char*>(target) + std::size_t(r * (drafts + 1) * vocab) * size_of(dtype);
+  v.dtype = dtype;
+  v.vocab = vocab;
+  v.stride = vocab;
+  v.drafts = drafts;
+  v.draft_ids = draft_ids + r * drafts;
+  v.draft_probs = draft_probs ? draft_probs + r * drafts * vocab : nullptr;
+  v.uniforms = uniforms + r * drafts;
+  v.recovery_noise = recovery_noise + r * vocab;
+  v.bonus_noise = bonus_noise + r * vocab;
+  v.temperature = temperatures[r];
+  return v;
+}
+
 double VerifyView::draft_prob(std::int64_t j, std::int64_t i) const {
   if (draft_probs) return double(draft_probs[j * vocab + i]);
   return i == draft_ids[j] ? 1.0 : 0.0;

@@ -36,6 +36,23 @@ struct VerifyView {
   double draft_prob(std::int64_t j, std::int64_t i) const;
 };
 
+/// Requests laid out as the verify kernels read them (kernels::VerifyArgs):
+/// targets [R, k + 1, V] of `dtype`, drafts and uniforms [R, k], draft
+/// probabilities [R, k, V] or none, noise rows [R, V], temperatures [R].
+struct VerifyBatchView {
+  const void* target = nullptr;
+  Dtype dtype = Dtype::f32;
+  std::int64_t requests = 0, drafts = 0, vocab = 0;
+  const std::int32_t* draft_ids = nullptr;
+  const float* draft_probs = nullptr;
+  const double* uniforms = nullptr;
+  const float* recovery_noise = nullptr;
+  const float* bonus_noise = nullptr;
+  const float* temperatures = nullptr;
+
+  VerifyView request(std::int64_t r) const;  ///< request r (unfiltered)
+};
+
 /// Whether fp32 arithmetic may accept a draft: surely, surely not, or either way.
 enum class Acceptance : std::uint8_t { accept, reject, either };
 const char* to_string(Acceptance a);

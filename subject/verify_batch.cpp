@@ -12,22 +12,12 @@ const void* VerifyBatch::target() const {
 }
 
 oracle::VerifyView VerifyBatch::request(std::int64_t r) const {
-  oracle::VerifyView v;
-  const std::int64_t rows = drafts + 1;
-  v.dtype = dtype;
-  v.target = dtype == race::Dtype::bf16 ? static_cast<const void*>(target_bf16.data() + r * rows * vocab)
-                                        : static_cast<const void*>(target_f32.data() + r * rows * vocab);
-  v.vocab = vocab;
-  v.stride = vocab;
-  v.drafts = drafts;
-  v.draft_ids = draft_ids.data() + r * drafts;
-  v.draft_probs = draft_probs.empty() ? nullptr : draft_probs.data() + r * drafts * vocab;
-  v.uniforms = uniforms.data() + r * drafts;
-  v.recovery_noise = recovery_noise.data() + r * vocab;
-  v.bonus_noise = bonus_noise.data() + r * vocab;
-  v.temperature = temperatures[std::size_t(r)];
-  return v;
+  return oracle::VerifyBatchView{target(), dtype, requests, drafts, vocab, draft_ids.data(),
+                                 draft_probs.empty() ? nullptr : draft_probs.data(), uniforms.data(),
+                                 recovery_noise.data(), bonus_noise.data(), temperatures.data()}
+      .request(r);
 }
+
 std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b, kernels::Defect defect) {
   using kernels::DeviceArray;
   const std::int64_t rows = b.drafts + 1;
