@@ -82,13 +82,7 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     const oracle::VerifyVerdict verdict = oracle::decide_verify(v, r.contract, r.constants, r.rules);
     const std::int32_t* out = tokens.data() + i * (k + 1);
     const oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out);
-    switch (j.outcome) {
-      case oracle::Outcome::identical: ++r.identical; break;
-      case oracle::Outcome::explained: ++r.explained; break;
-      case oracle::Outcome::unexplained: ++r.unexplained; break;
-      case oracle::Outcome::out_of_range: ++r.out_of_range; break;
-      case oracle::Outcome::out_of_contract: ++r.out_of_contract; break;
-    }
+    r.add(j.outcome);
     if (!oracle::is_failure(j.outcome) && j.outcome != oracle::Outcome::out_of_contract)
       for (std::int64_t p = 0; p < k && out[p + 1] != race::kVerifyPlaceholder; ++p) ++r.accepted;
     if (oracle::is_failure(j.outcome) && int(r.failures.size()) < max_failures)

@@ -18,17 +18,16 @@
 
 namespace raceoracle::analysis {
 
-struct VerifyStepReport {
+struct VerifyStepReport : oracle::OutcomeCounts {
   std::int64_t requests = 0, drafts = 0, vocab = 0;
   std::string logits_dtype;
   bool draft_probs = false;  ///< stochastic drafts (false: deterministic, Q the point mass)
   oracle::NumericsContract contract;
   oracle::RaceConstants constants;
   oracle::VerifyRules rules;
-  std::int64_t identical = 0, explained = 0, out_of_contract = 0, unexplained = 0, out_of_range = 0;
   std::int64_t accepted = 0;  ///< drafts the sampler accepted, over every request judged in contract
   std::vector<std::string> failures;  ///< readable, the first few
-  bool ok() const { return unexplained == 0 && out_of_range == 0; }
+  bool ok() const { return !failed(); }
 };
 
 /// Throws SafetensorsError naming the problem on a bad file or document.

@@ -226,6 +226,16 @@ Outcome judge(const Verdict& v, std::int64_t token, std::int64_t vocab) {
                                                                            : Outcome::unexplained;
 }
 
+void OutcomeCounts::add(Outcome o) {
+  switch (o) {
+    case Outcome::identical: ++identical; break;
+    case Outcome::explained: ++explained; break;
+    case Outcome::unexplained: ++unexplained; break;
+    case Outcome::out_of_range: ++out_of_range; break;
+    case Outcome::out_of_contract: ++out_of_contract; break;
+  }
+}
+
 std::string Verdict::describe() const {
   if (row_class == RowClass::invalid)
     return fmt::format("invalid ({}{})", to_string(reason), reason_id >= 0 ? fmt::format(" at id {}", reason_id) : "");

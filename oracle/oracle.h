@@ -66,5 +66,11 @@ enum class Outcome : std::uint8_t {
 const char* to_string(Outcome o);
 Outcome judge(const Verdict& v, std::int64_t token, std::int64_t vocab);
 inline bool is_failure(Outcome o) { return o == Outcome::unexplained || o == Outcome::out_of_range; }
+/// How many judgements came out each way.
+struct OutcomeCounts {
+  std::int64_t identical = 0, explained = 0, unexplained = 0, out_of_range = 0, out_of_contract = 0;
+  void add(Outcome o);
+  bool failed() const { return unexplained + out_of_range > 0; }
+};
 
 }  // namespace raceoracle::oracle

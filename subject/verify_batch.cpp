@@ -55,13 +55,7 @@ VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int3
     const oracle::VerifyView view = b.request(r);
     const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants);
     const oracle::VerifyJudgement j = oracle::judge_verify(v, view, tokens.data() + r * (b.drafts + 1));
-    switch (j.outcome) {
-      case oracle::Outcome::identical: ++t.identical; break;
-      case oracle::Outcome::explained: ++t.explained; break;
-      case oracle::Outcome::unexplained: ++t.unexplained; break;
-      case oracle::Outcome::out_of_range: ++t.out_of_range; break;
-      case oracle::Outcome::out_of_contract: ++t.out_of_contract; break;
-    }
+    t.add(j.outcome);
     if (oracle::is_failure(j.outcome) && t.first_failure.empty())
       t.first_failure = fmt::format("request {} (T = {}): {}", r, b.temperatures[std::size_t(r)], j.why);
   }

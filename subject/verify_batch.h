@@ -37,10 +37,8 @@ std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, cons
                                             kernels::Defect defect = kernels::Defect::none);
 
 /// Every request of a batch judged against the oracle.
-struct VerifyTally {
-  std::int64_t identical = 0, explained = 0, unexplained = 0, out_of_range = 0, out_of_contract = 0;
+struct VerifyTally : oracle::OutcomeCounts {
   std::string first_failure;  ///< the first failing request, in words (empty: none)
-  bool failed() const { return unexplained + out_of_range > 0; }
 };
 VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int32_t>& tokens,
                                const race::NumericsContract& contract);
