@@ -208,10 +208,27 @@ def _entry(x, dtype=None):
     return np.ascontiguousarray(np.asarray(x), dtype=dtype)
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)  # read once, at import
+
+
+def _write_whole(path, data):
+    """Writes `data` to `path` whole or not at all: a temporary file beside it, then a rename."""
+    fd, tmp = tempfile.mkstemp(prefix=".raceoracle-", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_UMASK)  # mkstemp's 0600 would be a surprise
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 def save_safetensors(path, tensors, metadata=None):
     """Writes numpy or torch tensors (bf16 included) as a safetensors file."""
-    with open(path, "wb") as f:
-        f.write(m.encode({name: _entry(t) for name, t in tensors.items()}, metadata or {}))
+    _write_whole(path, m.encode({name: _entry(t) for name, t in tensors.items()}, metadata or {}))
 
 
 def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, **contract):
@@ -232,8 +249,7 @@ def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_ep
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
         if v is not None:
             meta[key] = repr(float(v))
-    with open(path, "wb") as f:
-        f.write(m.encode(tensors, meta))
+    _write_whole(path, m.encode(tensors, meta))
 
 
 def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
@@ -260,8 +276,7 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
             meta[key] = repr(float(v))
     if uniform_compare is not None:
         meta["uniform_compare"] = str(uniform_compare)
-    with open(path, "wb") as f:
-        f.write(m.encode(tensors, meta))
+    _write_whole(path, m.encode(tensors, meta))
 
 
 def verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures, tokens, *,
