@@ -74,6 +74,7 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
   const std::vector<float> logits = x.as_f32(), R_noise = rec.as_f32(), B_noise = bon.as_f32(), T = temps.as_f32();
   const std::vector<double> uniforms = u.as_f64();
   const std::vector<std::int32_t> draft_ids = ids_of(ids), tokens = ids_of(tok);
+  const std::vector<std::int64_t> written = tok.as_i64();  // what a failure names, before ids_of's marker
   const oracle::VerifyBatchView batch{logits.data(), oracle::Dtype::f32 /* widened exactly */, R, k, V, draft_ids.data(),
                                       q.empty() ? nullptr : q.data(), uniforms.data(), R_noise.data(), B_noise.data(),
                                       T.data()};
@@ -81,7 +82,13 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     const oracle::VerifyView v = batch.request(i);
     const oracle::VerifyVerdict verdict = oracle::decide_verify(v, r.contract, r.constants, r.rules);
     const std::int32_t* out = tokens.data() + i * (k + 1);
-    const oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out);
+    oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out);
+    for (std::int64_t p = 0; p <= k; ++p)  // an id past int32 is out of range; say the value written
+      if (out[p] == INT_MIN && written[std::size_t(i * (k + 1) + p)] != INT_MIN) {
+        j = {oracle::Outcome::out_of_range,
+             fmt::format("position {} holds {}, outside [0, {})", p, written[std::size_t(i * (k + 1) + p)], V)};
+        break;
+      }
     r.add(j.outcome);
     if (!oracle::is_failure(j.outcome) && j.outcome != oracle::Outcome::out_of_contract)
       for (std::int64_t p = 0; p < k && out[p + 1] != race::kVerifyPlaceholder; ++p) ++r.accepted;

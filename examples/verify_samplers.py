@@ -36,7 +36,10 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
     accept = torch.where(greedy[:, None], draft_ids.long() == argmax[:, :k], accept)
     # The number accepted: the first rejection, or k.
     rejected = ~accept
-    first = torch.where(rejected.any(dim=-1), rejected.float().argmax(dim=-1), torch.full_like(temperatures, k).long())
+    if k == 0:  # no drafts: every request emits its bonus token
+        first = torch.zeros(R, dtype=torch.int64, device=target_logits.device)
+    else:
+        first = torch.where(rejected.any(dim=-1), rejected.float().argmax(dim=-1), torch.full_like(temperatures, k).long())
     residual = probs[:, :k] - q
     if defect != "no_clamp":
         residual = residual.clamp(min=0)

@@ -101,6 +101,15 @@ TEST_F(VerifyStepFiles, MalformedFilesAndMetadataAreRefusedNamingWhat) {
   s = good;
   s.metadata["exp_ulps"] = "2";  // a typo must not leave the default in force silently
   expect_error(s, "exp_ulps");
+  // An id past int32 is out of range, and the failure names the value written.
+  s = good;
+  std::vector<std::int64_t> tokens(9, -1);
+  tokens[0] = std::int64_t(1) << 40;
+  s.tensors["tokens"] = tensor("I64", {3, 3}, tokens);
+  const VerifyStepReport huge = verify_step_document(s);
+  EXPECT_GE(huge.out_of_range, 1);
+  ASSERT_FALSE(huge.failures.empty());
+  EXPECT_NE(huge.failures[0].find("holds 1099511627776"), std::string::npos) << huge.failures[0];
   s = good;
   s.metadata["uniform_compare"] = "f32";
   EXPECT_TRUE(verify_step_document(s).rules.uniform_f32);
