@@ -28,7 +28,7 @@ refused() {  # merge must fail, naming the problem in out.txt
 }
 
 if [ "$PART" = check ]; then
-C="check --kernels fused-post baseline --properties TokensInRange GreedyIsExact MaskedIdsNeverWin --cases 40
+C="check --kernels fused-post --properties TokensInRange GreedyIsExact MaskedIdsNeverWin --cases 40
    --cases-per-unit 20 --no-mutants --rows 8 --vocab 1000 --no-save-failures"
 $R $C --json full.json > full.txt
 for i in 0 1 2; do $R $C --shard $i/3 --json c$i.json > c$i.txt; done
@@ -40,7 +40,7 @@ same full.json devices.json
 refused c0.json c1.json && grep -q "shards 2 of 3 are missing" out.txt
 refused c0.json c1.json c1.json c2.json && grep -q "given twice" out.txt
 # Shard 1 of a run on other kernels, the same units and settings otherwise.
-O=$(echo "$C" | sed 's/--kernels fused-post baseline/--kernels fused-pre baseline/')
+O=$(echo "$C" | sed 's/--kernels fused-post/--kernels fused-pre/')
 $R $O --shard 1/3 --json other.json > other.txt
 refused c0.json other.json c2.json && grep -q "their kernels differ" out.txt
 $R check --shard 3/3 > out.txt 2>&1 && exit 1
