@@ -12,6 +12,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/verify_kernels.h"
 #include "io/children.h"
 #include "kernels/device_memory.h"
 #include "mutants/gate.h"
@@ -89,6 +90,7 @@ int check_on_devices(const CheckOptions& o) {
 }  // namespace
 
 int check(const CheckOptions& o) {
+  if (names_verify_kernels(o.kernels)) return check_verify_kernels(o);
   if (o.devices != 0) return check_on_devices(o);
   const auto start = Clock::now();
   nlohmann::json report;

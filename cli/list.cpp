@@ -5,6 +5,7 @@
 #include "kernels/device_memory.h"
 #include "properties/data_dir.h"
 #include "properties/suite.h"
+#include "properties/verify_laws.h"
 
 namespace raceoracle::cli {
 
@@ -23,6 +24,12 @@ int list() {
     const std::string needs = properties::needs_note(p.needs);
     std::printf("  %-24s %s%s\n", p.name.c_str(), p.statement.c_str(), needs.empty() ? "" : (" (" + needs + ")").c_str());
   }
+  std::printf("verify kernels (SPEC §11):\n");
+  for (const auto& k : kernels::verify_kernels()) std::printf("  %s\n", std::string(k.name).c_str());
+  std::printf("verify mutants:\n");
+  for (const auto& m : properties::verify_mutants({})) std::printf("  %s\n", m.name().c_str());
+  std::printf("verify laws:\n");
+  for (const auto& p : properties::verify_laws()) std::printf("  %-30s %s\n", p.name.c_str(), p.statement.c_str());
   return 0;
 }
 

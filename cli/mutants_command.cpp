@@ -7,6 +7,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/verify_kernels.h"
 #include "mutants/gate.h"
 #include "mutants/report.h"
 #include "properties/suite.h"
@@ -14,6 +15,7 @@
 namespace raceoracle::cli {
 
 int mutants(const MutantsOptions& o) {
+  if (names_verify_kernels(o.mutants)) return mutants_verify(o);
   std::unique_ptr<protocol::ExternalSampler> sampler;
   std::vector<const subject::Subject*> ms;
   if (o.racecheck && std::string(kernels::backend_name()) != "nvidia")

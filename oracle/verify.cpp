@@ -72,18 +72,6 @@ VerifyVerdict check_recovery_noise(const VerifyView& r, float eps) {
   return {};
 }
 
-/// Target row j's probabilities over its kept set (every finite id when
-/// unfiltered) and the interval of each that fp32 may compute.
-Probabilities target_probabilities(const VerifyView& r, std::int64_t j, const NumericsContract& c, float eps) {
-  const RowView row = r.target_row(j, r.recovery_noise);
-  const RowScale s = row_scale(row, {eps, 0.0f});
-  if (r.filter && race::filtered(*r.filter, r.vocab)) {
-    const KeptSet ks = kept_set(row, *r.filter, s, c);
-    return probabilities(row, s, c, ks.kept, ks.boundary, c.filters.sum_depth);
-  }
-  return probabilities(row, s, c, {}, {}, c.filters.sum_depth);
-}
-
 /// Draft j's acceptance: exact, and what fp32 may do (ERROR_MODEL.md, "The verify step").
 Acceptance acceptance_of(const VerifyView& r, std::int64_t j, const Probabilities& P, const NumericsContract& c,
                          const VerifyRules& rules, bool& exact, double& ratio) {
@@ -162,6 +150,16 @@ VerifyVerdict decide_greedy_request(const VerifyView& r, const NumericsContract&
 }
 
 }  // namespace
+
+Probabilities target_probabilities(const VerifyView& r, std::int64_t j, const NumericsContract& c, float eps) {
+  const RowView row = r.target_row(j, r.recovery_noise);
+  const RowScale s = row_scale(row, {eps, 0.0f});
+  if (r.filter && race::filtered(*r.filter, r.vocab)) {
+    const KeptSet ks = kept_set(row, *r.filter, s, c);
+    return probabilities(row, s, c, ks.kept, ks.boundary, c.filters.sum_depth);
+  }
+  return probabilities(row, s, c, {}, {}, c.filters.sum_depth);
+}
 
 RowView VerifyView::target_row(std::int64_t j, const float* noise) const {
   RowView row;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
+#include "oracle/probability.h"
 #include "race/verify.h"
 
 namespace raceoracle::oracle {
@@ -80,6 +81,11 @@ struct VerifyVerdict {
 /// conventions included) and verify rules.
 VerifyVerdict decide_verify(const VerifyView& r, const NumericsContract& c, const RaceConstants& k = {},
                             const VerifyRules& rules = {});
+
+/// Target row j's probabilities over its kept set (every finite id when
+/// unfiltered): exact, and the interval of each that fp32 may compute (with
+/// `eps`, the request's race eps, for the row's scale).
+Probabilities target_probabilities(const VerifyView& r, std::int64_t j, const NumericsContract& c, float eps);
 
 /// How a sampler's k + 1 ids compare with the verdict, and why in words.
 struct VerifyJudgement {

@@ -18,6 +18,34 @@ oracle::VerifyView VerifyBatch::request(std::int64_t r) const {
       .request(r);
 }
 
+VerifyBatch requests_of(const VerifyBatch& b, const std::vector<std::int64_t>& rs) {
+  VerifyBatch out;
+  out.dtype = b.dtype, out.requests = std::int64_t(rs.size()), out.drafts = b.drafts, out.vocab = b.vocab;
+  out.constants = b.constants;
+  const std::int64_t rows = b.drafts + 1;
+  // Append request r's slice of a [requests, n] array.
+  auto take = [](const auto& from, auto& to, std::int64_t r, std::int64_t n) {
+    to.insert(to.end(), from.begin() + r * n, from.begin() + (r + 1) * n);
+  };
+  for (const std::int64_t r : rs) {
+    if (r < 0 || r >= b.requests) throw std::out_of_range(fmt::format("request {} of a batch of {}", r, b.requests));
+    if (b.dtype == race::Dtype::bf16) take(b.target_bf16, out.target_bf16, r, rows * b.vocab);
+    else take(b.target_f32, out.target_f32, r, rows * b.vocab);
+    take(b.draft_ids, out.draft_ids, r, b.drafts);
+    if (!b.draft_probs.empty()) take(b.draft_probs, out.draft_probs, r, b.drafts * b.vocab);
+    take(b.uniforms, out.uniforms, r, b.drafts);
+    take(b.recovery_noise, out.recovery_noise, r, b.vocab);
+    take(b.bonus_noise, out.bonus_noise, r, b.vocab);
+    take(b.temperatures, out.temperatures, r, 1);
+  }
+  return out;
+}
+
+std::string request_name(const VerifyBatch& b, std::int64_t r) {
+  return fmt::format("{} (T = {}, {} draft{})", b.requests == 1 ? std::string("the request") : fmt::format("request {}", r),
+                     b.temperatures[std::size_t(r)], b.drafts, b.drafts == 1 ? "" : "s");
+}
+
 std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b, kernels::Defect defect) {
   using kernels::DeviceArray;
   const std::int64_t rows = b.drafts + 1;
@@ -57,7 +85,7 @@ VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int3
     const oracle::VerifyJudgement j = oracle::judge_verify(v, view, tokens.data() + r * (b.drafts + 1));
     t.add(j.outcome);
     if (oracle::is_failure(j.outcome) && t.first_failure.empty())
-      t.first_failure = fmt::format("request {} (T = {}): {}", r, b.temperatures[std::size_t(r)], j.why);
+      t.first_failure = fmt::format("{}: {}", request_name(b, r), j.why);
   }
   return t;
 }

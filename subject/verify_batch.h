@@ -31,6 +31,14 @@ struct VerifyBatch {
   oracle::VerifyView request(std::int64_t r) const;
 };
 
+/// The requests `rs` of `b`, in that order (a request may repeat): a failing
+/// request alone, or the batch reordered.
+VerifyBatch requests_of(const VerifyBatch& b, const std::vector<std::int64_t>& rs);
+
+/// How a message names request r of `b`, with its temperature ("the request"
+/// in a batch of one: a failure narrowed to one request).
+std::string request_name(const VerifyBatch& b, std::int64_t r);
+
 /// The k + 1 ids per request (race::kVerifyPlaceholder after the emitted
 /// one) that verify kernel `k` built with `defect` writes for `b`, [requests, drafts + 1].
 std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b,

@@ -1,0 +1,180 @@
+// `raceoracle check --kernels verify-...` and `raceoracle mutants --mutants
+// verify-...~...`: the verify step's laws and mutant gate on the verify
+// kernels (SPEC §11; properties/verify_laws.h).
+#include "cli/verify_kernels.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/command_support.h"
+#include "kernels/device_memory.h"
+#include "properties/verify_laws.h"
+
+namespace raceoracle::cli {
+namespace {
+
+using properties::LawResult;
+using properties::VerifySubject;
+
+std::string replay_line(const std::string& command, const properties::VerifyLaw& law, const VerifySubject& s,
+                        const properties::RunSettings& run) {
+  return fmt::format("raceoracle {} {} {} --properties {} --seed {} --cases {}", command,
+                     command == "check" ? "--kernels" : "--mutants", s.name(), law.name, run.seed, run.cases);
+}
+
+nlohmann::json law_json(const properties::VerifyLaw& law, const VerifySubject& s, const LawResult& r,
+                        const std::string& replay) {
+  return {{"property", law.name},     {"kernel", s.name()},         {"result", r.ok() ? "pass" : "fail"},
+          {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases}, {"seconds", r.seconds},
+          {"counterexample", r.counterexample}, {"case", r.case_json}, {"replay", r.ok() ? "" : replay}};
+}
+
+/// What a verify run does not do (yet): said, never silently ignored.
+void refuse_unsupported(bool sharded, bool sampler, const char* command) {
+  if (sampler) throw std::invalid_argument("a verify kernel is raceoracle's own: give --kernels or --sampler, not both");
+  if (sharded)
+    throw std::invalid_argument(fmt::format("`{}` on the verify kernels runs in one process: --shard and --devices are "
+                                            "for the sampling kernels' laws", command));
+}
+
+void print_mutant_row(const properties::VerifyMutantRun& m) {
+  const auto killers = m.killers();
+  std::printf("%-36s %-9s %s\n", m.mutant.name().c_str(), killers.empty() ? "SURVIVED" : "killed",
+              killers.empty() ? "" : fmt::format("by {}", fmt::join(killers, ", ")).c_str());
+  std::fflush(stdout);
+}
+
+nlohmann::json mutant_json(const properties::VerifyMutantRun& m) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& [law, r] : m.results)
+    pairs.push_back({{"property", law->name}, {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
+                     {"seconds", r.seconds}, {"counterexample", r.counterexample}});
+  return {{"mutant", m.mutant.name()}, {"killed", m.killed()}, {"killers", m.killers()}, {"pairs", pairs}};
+}
+
+}  // namespace
+
+bool names_verify_kernels(const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(), properties::is_verify_name);
+}
+
+int check_verify_kernels(const CheckOptions& o) {
+  refuse_unsupported(o.shard.count > 1 || o.devices != 0, o.sampler.given(), "check");
+  std::vector<VerifySubject> subjects;
+  for (const std::string& n : o.kernels) {
+    if (!properties::is_verify_name(n))
+      throw std::invalid_argument("'" + n + "' is a sampling kernel: check it apart from the verify kernels");
+    if (n.find('~') != std::string::npos)
+      throw std::invalid_argument("'" + n + "' is a mutant: run it with `raceoracle mutants --mutants " + n + "`");
+    subjects.push_back(properties::find_verify_subject(n));
+  }
+  const auto laws = properties::select_verify_laws(o.laws);
+  const auto start = Clock::now();
+  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per law\n", kernels::backend_name(),
+              kernels::device_description().c_str(), static_cast<unsigned long long>(o.run.seed), o.run.cases);
+  std::printf("the verify step (SPEC §11): random batches of requests (fixtures/verify_requests.h), failures narrowed "
+              "to one request\n");
+  if (kernels::device_count() == 0) {
+    std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
+    return 2;
+  }
+  nlohmann::json report = {{"backend", kernels::backend_name()},
+                           {"device", kernels::device_description()},
+                           {"seed", o.run.seed},
+                           {"cases", o.run.cases},
+                           {"run", {{"command", "check"}, {"version", RACEORACLE_VERSION}, {"kernels", o.kernels},
+                                    {"properties", o.laws}, {"mutants", o.mutants}}},
+                           {"properties", nlohmann::json::array()}};
+  int failures = 0;
+  std::printf("\n== laws ==\n%-30s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
+  for (const VerifySubject& s : subjects)
+    for (const properties::VerifyLaw* law : laws) {
+      if (o.fail_fast && failures > 0) break;
+      const LawResult r = properties::run_verify_law(*law, s, o.run);
+      failures += !r.ok();
+      const std::string replay = replay_line("check", *law, s, o.run);
+      std::printf("%-30s %-14s %-9s %7d %6.1fs\n", law->name.c_str(), s.name().c_str(),
+                  r.ok() ? "pass" : properties::to_string(r.verdict), r.cases, r.seconds);
+      if (!r.ok()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), replay.c_str());
+      std::fflush(stdout);
+      report["properties"].push_back(law_json(*law, s, r, replay));
+    }
+  if (o.mutants && !(o.fail_fast && failures > 0)) {
+    std::printf("\n== mutant gate ==\n");
+    report["mutants"] = nlohmann::json::array();
+    for (const VerifySubject& m : properties::verify_mutants(o.kernels)) {
+      note(m.name() + " ...");
+      const properties::VerifyMutantRun run = properties::run_verify_mutant(m, laws, o.run);
+      print_mutant_row(run);
+      failures += !run.killed();
+      report["mutants"].push_back(mutant_json(run));
+    }
+  }
+  std::printf("\n(no agreement run: it is the sampling kernels'; VerifyAgreesWithOracle judges every request)\n");
+  report["failures"] = failures;
+  report["seconds"] = since(start);
+  report["verdict"] = failures == 0 ? "PASS" : "FAIL";
+  std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures,
+              failures == 1 ? "" : "s", since(start));
+  std::fflush(stdout);
+  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+  return failures == 0 ? 0 : 1;
+}
+
+int mutants_verify(const MutantsOptions& o) {
+  refuse_unsupported(o.shard.count > 1, o.sampler.given(), "mutants");
+  if (o.racecheck || o.save_corpus || !o.report_json.empty() || !o.matrix_md.empty())
+    throw std::invalid_argument("the verify mutants run in this process and report in --json: --racecheck, "
+                                "--save-corpus, --report and --matrix are for the sampling kernels' mutants");
+  std::vector<VerifySubject> ms;
+  for (const std::string& n : o.mutants) {
+    const VerifySubject m = properties::find_verify_subject(n);
+    if (m.defect == kernels::Defect::none)
+      throw std::invalid_argument("'" + n + "' is a real kernel, not a mutant: check it with `raceoracle check --kernels " +
+                                  n + "`");
+    ms.push_back(m);
+  }
+  const auto laws = properties::select_verify_laws(o.laws);
+  nlohmann::json mutants = nlohmann::json::array();
+  int bad = 0;
+  std::printf("%-36s %-9s %s\n", "mutant", "result", "killers");
+  std::vector<properties::VerifyMutantRun> runs;
+  for (const VerifySubject& m : ms) {
+    note(m.name() + " ...");
+    runs.push_back(properties::run_verify_mutant(m, laws, o.run));
+    print_mutant_row(runs.back());
+    mutants.push_back(mutant_json(runs.back()));
+  }
+  for (const auto& run : runs) {
+    for (const auto& [law, r] : run.results)
+      if (r.verdict == LawResult::Verdict::failed) {
+        std::printf("\n%s killed by %s:\n  %s\n  replay: %s\n", run.mutant.name().c_str(), law->name.c_str(),
+                    r.counterexample.c_str(), replay_line("mutants", *law, run.mutant, o.run).c_str());
+        break;
+      }
+    const auto killers = run.killers();
+    if (killers.empty()) {
+      std::printf("GATE: %s was not killed by any law\n", run.mutant.name().c_str());
+      ++bad;
+    }
+    for (const auto& want : o.expect_killed_by)
+      if (std::find(killers.begin(), killers.end(), want) == killers.end()) {
+        std::printf("GATE: %s was expected to be killed by %s\n", run.mutant.name().c_str(), want.c_str());
+        ++bad;
+      }
+  }
+  if (!o.json.empty())
+    write_file(o.json, nlohmann::json{{"seed", o.run.seed}, {"cases", o.run.cases},
+                                      {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
+                                               {"mutants", o.mutants}, {"properties", o.laws}}},
+                                      {"mutants", mutants}}
+                           .dump(2) + "\n");
+  std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace raceoracle::cli
