@@ -194,7 +194,8 @@ CommandLine::CommandLine()
 
   o.c = app_.add_subcommand("check", "the laws, the mutant gate and a production-shape agreement run");
   o.c->add_option("--kernels", o.check.kernels,
-                  "kernels to check, their mutants gated (default: every real kernel, every mutant)");
+                  "kernels to check, their mutants gated (default: every real kernel, every mutant; the verify "
+                  "kernels, verify-fused and verify-probs, only when named, apart from the others: SPEC §11)");
   add_sampler_options(o.c, o.check.sampler, "check this sampler (a command speaking docs/SAMPLER_PROTOCOL.md) instead of kernels");
   o.c->add_option("--backend", o.backend, "cpu, nvidia or amd: must be the backend this binary was built for "
                                       "(ci/check.sh builds nvidia when an NVIDIA GPU is found)")
@@ -221,7 +222,7 @@ CommandLine::CommandLine()
       ->check(CLI::Range(1, 1000000));
 
   o.m = app_.add_subcommand("mutants", "run every law against every mutant; report kills");
-  o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all)");
+  o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all but the verify kernels', which run when named: verify-fused~accept_strict, ...)");
   add_sampler_options(o.m, o.mut.sampler, "gate this deliberately broken sampler (docs/SAMPLER_PROTOCOL.md) instead");
   add_run_settings(o.m, o.mut.run, "skip the regression corpus: random search alone must kill");
   o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, law)")->check(kPositive);

@@ -31,6 +31,12 @@ function(raceoracle_add_test name)
   cmake_parse_arguments(T "GPU" "" "SOURCES;LIBS;LABELS;NO_SANITIZER" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  # Under the sanitizers the test sources themselves at -O0: they compile in
+  # 30% less time than at the tree's -O1, and the code they test (libraries)
+  # keeps its flags.
+  if(RACEORACLE_SANITIZE)
+    target_compile_options(${name} PRIVATE -O0)
+  endif()
   include(GoogleTest)
   set(gpu "")
   if(T_GPU)
