@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 #include <rapidcheck/detail/Configuration.h>
-#include <rapidcheck/detail/Property.h>
-#include <rapidcheck/detail/TestListener.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +17,7 @@
 
 #include "io/files.h"
 #include "properties/data_dir.h"
+#include "properties/rapidcheck_run.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -186,14 +185,6 @@ std::vector<Law> make_laws() {
        .case_divisor = 4},
   };
 }
-
-/// RapidCheck calls back here for each case and shrink; nothing to print.
-class QuietListener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
 
 std::string property_id(const Law& p, const subject::Subject& k) { return p.name + "/" + k.name(); }
 
@@ -420,8 +411,6 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
       rc::detail::checkProperty(rc::detail::toProperty(testable), meta, params, listener, reproduce);
   out.cases += cases;
   rc::detail::FailureResult failure;
-  rc::detail::GaveUpResult gave_up;
-  rc::detail::Error error;
   if (!breakdown.empty()) {
     out.verdict = LawResult::Verdict::error;
     out.counterexample = breakdown;
@@ -438,12 +427,7 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     const std::string text = rc::detail::configToMinimalString(cfg);
     const auto at = text.find("reproduce=");
     out.reproduce = at == std::string::npos ? text : text.substr(at + 10);
-  } else if (result.match(gave_up)) {
-    out.verdict = LawResult::Verdict::gave_up;
-    out.counterexample = gave_up.description;
-  } else if (result.match(error)) {
-    out.verdict = LawResult::Verdict::error;
-    out.counterexample = error.description;
+  } else if (gave_up_or_error(result, out)) {
   } else if (s.reproduce.empty()) {
     for (const fixtures::Cover c : p.required_coverage(k))
       if (!fixtures::has(covered, c)) out.uncovered.push_back(fixtures::to_string(c));

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <rapidcheck.h>
-#include <rapidcheck/detail/Property.h>
-#include <rapidcheck/detail/TestListener.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +10,7 @@
 #include <optional>
 
 #include "oracle/verify.h"
+#include "properties/rapidcheck_run.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -139,13 +138,6 @@ rc::Gen<VerifyCase> case_gen() {
                                       return i == 0 ? race::Dtype::f32 : race::Dtype::bf16;
                                     })))));
 }
-
-class QuietListener : public rc::detail::TestListener {
- public:
-  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
-  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
-};
 
 }  // namespace
 
@@ -324,9 +316,8 @@ LawResult run_verify_law(const VerifyLaw& law, const VerifySubject& s, const Run
       listener, {});
   out.cases = cases;
   rc::detail::FailureResult failure;
-  rc::detail::GaveUpResult gave_up;
-  rc::detail::Error error;
-  if (result.match(failure) && last) {
+  if (gave_up_or_error(result, out)) {
+  } else if (result.match(failure) && last) {
     // The one request that fails, when the law is about requests one at a time.
     if (law.narrows && last->request < 0 && last->shape.requests > 1)
       for (std::int64_t r = 0; r < last->shape.requests; ++r) {
@@ -346,12 +337,6 @@ LawResult run_verify_law(const VerifyLaw& law, const VerifySubject& s, const Run
   } else if (result.match(failure)) {
     out.verdict = LawResult::Verdict::failed;
     out.counterexample = failure.description;
-  } else if (result.match(gave_up)) {
-    out.verdict = LawResult::Verdict::gave_up;
-    out.counterexample = gave_up.description;
-  } else if (result.match(error)) {
-    out.verdict = LawResult::Verdict::error;
-    out.counterexample = error.description;
   }
   out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return out;
