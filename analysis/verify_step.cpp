@@ -3,46 +3,23 @@
 #include <fmt/format.h>
 
 #include <climits>
-#include <functional>
-#include <stdexcept>
 
-#include "protocol/contract_fields.h"
+#include "analysis/verify_file.h"
 #include "protocol/dump.h"
 
 namespace raceoracle::analysis {
 namespace {
 
-using Lookup = std::function<protocol::TensorView(const std::string&)>;
-using Has = std::function<bool(const std::string&)>;
-
-void require_shape(const protocol::TensorView& t, const char* name, std::vector<std::int64_t> shape,
-                   std::vector<const char*> dtypes) {
-  if (t.shape != shape)
-    throw protocol::SafetensorsError(fmt::format("{} must be {}, got {}", name, protocol::shape_string(shape),
-                                                 protocol::shape_string(t.shape)));
-  for (const char* d : dtypes)
-    if (t.dtype == d) return;
-  throw protocol::SafetensorsError(fmt::format("{} dtype must be {}, got {}", name, fmt::join(dtypes, " or "), t.dtype));
-}
-
-/// An id as the judge reads it: int32, or a value no id or placeholder has.
-std::vector<std::int32_t> ids_of(const protocol::TensorView& t) {
-  std::vector<std::int32_t> out;
-  for (std::int64_t v : t.as_i64()) out.push_back(v >= INT_MIN + 1 && v <= INT_MAX ? std::int32_t(v) : INT_MIN);
-  return out;
-}
+using verify_file::Has;
+using verify_file::Lookup;
+using verify_file::ids_of;
+using verify_file::require_shape;
 
 VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std::string, std::string>& metadata,
                        int max_failures) {
   VerifyStepReport r;
-  const protocol::TensorView x = require("target_logits");
-  if (x.shape.size() != 3 || x.shape[0] < 1 || x.shape[1] < 1 || x.shape[2] < 1)
-    throw protocol::SafetensorsError("target_logits must be [requests, drafts + 1, V] with each >= 1, got " +
-                                     protocol::shape_string(x.shape));
-  if (x.dtype != "BF16" && x.dtype != "F16" && x.dtype != "F32")
-    throw protocol::SafetensorsError("target_logits dtype must be BF16, F16 or F32, got " + x.dtype);
-  const std::int64_t R = x.shape[0], k = x.shape[1] - 1, V = x.shape[2];
-  if (k > race::kMaxDrafts) throw protocol::SafetensorsError(fmt::format("at most {} drafts a request, got {}", race::kMaxDrafts, k));
+  verify_file::Targets x = verify_file::read_targets(require);
+  const std::int64_t R = x.requests, k = x.drafts, V = x.vocab;
   r.requests = R, r.drafts = k, r.vocab = V, r.logits_dtype = x.dtype;
   const protocol::TensorView ids = require("draft_ids"), u = require("uniforms"), rec = require("recovery_noise"),
                              bon = require("bonus_noise"), temps = require("temperatures"), tok = require("tokens");
@@ -59,19 +36,10 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     q = qv.as_f32();
     r.draft_probs = true;
   }
-  try {
-    protocol::refuse_unknown_fields(metadata, {"eps", "greedy_eps", "uniform_compare"});
-    r.constants = protocol::parse_race_constants(metadata);
-    r.contract = protocol::parse_contract(metadata);
-    protocol::require_tensor_noise_exact(r.contract);
-    const auto uc = metadata.find("uniform_compare");
-    if (uc != metadata.end() && uc->second != "f64" && uc->second != "f32")
-      throw std::invalid_argument("'uniform_compare' must be f64 or f32, got '" + uc->second + "'");
-    r.rules.uniform_f32 = uc != metadata.end() && uc->second == "f32";
-  } catch (const std::invalid_argument& e) {
-    throw protocol::SafetensorsError(std::string("metadata ") + e.what());
-  }
-  const std::vector<float> logits = x.as_f32(), R_noise = rec.as_f32(), B_noise = bon.as_f32(), T = temps.as_f32();
+  const verify_file::Metadata m = verify_file::read_metadata(metadata, true);
+  r.contract = m.contract, r.constants = m.constants, r.rules = m.rules;
+  const std::vector<float>& logits = x.logits;
+  const std::vector<float> R_noise = rec.as_f32(), B_noise = bon.as_f32(), T = temps.as_f32();
   const std::vector<double> uniforms = u.as_f64();
   const std::vector<std::int32_t> draft_ids = ids_of(ids), tokens = ids_of(tok);
   const std::vector<std::int64_t> written = tok.as_i64();  // what a failure names, before ids_of's marker

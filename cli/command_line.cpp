@@ -16,6 +16,7 @@
 #include "cli/divergence.h"
 #include "cli/frequency.h"
 #include "cli/verify.h"
+#include "cli/verify_lossless.h"
 #include "io/files.h"
 #include "kernels/device_memory.h"
 #include "kernels/host_api.h"
@@ -33,9 +34,10 @@ struct CommandLine::Options {
   BenchOptions bo;
   MergeOptions merge;
   FrequencyOptions freq;
+  LosslessOptions lossless;
   std::string backend, dtype = "bf16", div_dtype = "bf16", freq_dtype = "bf16";
   CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr,
-           *f = nullptr, *vs = nullptr;
+           *f = nullptr, *vs = nullptr, *vl = nullptr;
 };
 
 namespace {
@@ -334,6 +336,31 @@ CommandLine::CommandLine()
   o.vs->add_option("--json", o.step.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.vs->add_option("--show", o.step.show, "failing requests to print")->check(CLI::Range(0, 1000000));
 
+  o.vl = app_.add_subcommand("verify-lossless",
+                             "the verify step's losslessness, statistically (SPEC §11): the first emitted token's "
+                             "law is the target's, the second's too among runs that accepted the first; on a file of "
+                             "runs any sampler made, or on a verify kernel with its randomness drawn");
+  auto& lo = o.lossless;
+  const analysis::LosslessStudy ld;  // the defaults the help states
+  o.vl->add_option("file", lo.file, "safetensors file with target_logits, draft_probs or draft_ids, temperatures, "
+                                    "tokens [R, runs, k + 1] (analysis/verify_lossless.h)");
+  o.vl->add_option("--kernel", lo.kernel, "instead: run this verify kernel or mutant (e.g. verify-fused, "
+                                          "verify-fused~recover_from_target) on analysis/verify_lossless_study.h's requests");
+  std::string noises;
+  for (analysis::VerifyNoise n : analysis::kVerifyNoises) noises += std::string(noises.empty() ? "" : ", ") + analysis::to_string(n);
+  o.vl->add_option("--noise", lo.noise, "how the kernel's randomness is drawn: " + noises + " (default independent; "
+                                        "the others tie verify noise to the draft's, as the field has shipped it)");
+  o.vl->add_option("--runs", lo.study.runs, fmt::format("runs a request, with --kernel (default {})", ld.runs))
+      ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 24));
+  o.vl->add_option("--dtype", lo.dtype, "target logit dtype, with --kernel (default f32)")->check(CLI::IsMember({"bf16", "f32"}));
+  o.vl->add_option("--seed", lo.study.seed, "seed of the requests and the draws, with --kernel (default: the CI seed)")->check(kSeed);
+  o.vl->add_option("--alpha", lo.study.law.alpha, fmt::format("family-wise false-alarm rate (default {:g})", ld.law.alpha))
+      ->check(finite_in(0.0, 0.5, true));
+  o.vl->add_option("--power", lo.study.law.power,
+                   fmt::format("the detection probability the power report states (default {:g})", ld.law.power))
+      ->check(finite_in(0.5, 0.999999));
+  o.vl->add_option("--json", lo.json, "write the machine-readable report to this file")->check(kWritableFile);
+
   o.bn = app_.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
   o.bn->add_option("--rows", o.bo.timing.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
   o.bn->add_option("--vocab", o.bo.timing.vocab, "vocabulary size")->check(CLI::Range(1, 1 << 30));
@@ -399,6 +426,7 @@ int CommandLine::run() {
     if (*o.bn) return bench(o.bo);
     if (*o.v) return verify(o.ver);
     if (*o.vs) return verify_step(o.step);
+    if (*o.vl) return verify_lossless(o.lossless);
     if (*o.mg) return merge(o.merge);
     if (*o.f) return frequency(o.freq);
   } catch (const std::exception& e) {

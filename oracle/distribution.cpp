@@ -15,11 +15,14 @@ bool Distribution::may_appear(std::int64_t id) const {
 }
 
 double Distribution::low(std::int64_t id) const {
+  if (!band_lo.empty()) return band_lo[std::size_t(id)];
   const double q = p[std::size_t(id)];
   return q > 0 ? q * lo * std::exp(-eps_tail / q) : 0;
 }
 
-double Distribution::high(std::int64_t id) const { return p[std::size_t(id)] * hi; }
+double Distribution::high(std::int64_t id) const {
+  return band_hi.empty() ? p[std::size_t(id)] * hi : band_hi[std::size_t(id)];
+}
 
 namespace {
 // The draws the band is taken over: E in [2^-64, 64]. A draw outside comes

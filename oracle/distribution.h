@@ -27,6 +27,10 @@ struct Distribution {
   /// id far in the tail (p near eps) loses to eps. hi is +inf (lo 0) where
   /// the contract bounds no key. eps_tail is 0 for a sampler without eps.
   double lo = 1, hi = 1, eps_tail = 0;
+  /// Per id, where a law's band is not the factor form above (a verify
+  /// step's emitted token, oracle/verify_distribution.h): [band_lo, band_hi]
+  /// replace it; empty otherwise.
+  std::vector<double> band_lo, band_hi;
 
   bool may_appear(std::int64_t id) const;
   double low(std::int64_t id) const;   ///< p[id] times its lower factor

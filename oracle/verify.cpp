@@ -80,15 +80,7 @@ Acceptance acceptance_of(const VerifyView& r, std::int64_t j, const Probabilitie
   exact = q > 0 && P.p[std::size_t(d)] / q >= u;
   ratio = q > 0 ? P.p[std::size_t(d)] / q : kInf;
   if (!(q > 0)) return Acceptance::reject;  // the sampler's own check, on the given fp32 value
-  const double r_div = relative_error(c.div_ulp);
-  double lo = P.lo[std::size_t(d)] / q * (1 - r_div) / kBoundSafety;
-  double hi = P.hi[std::size_t(d)] / q * (1 + r_div) * kBoundSafety;
-  if (P.lo[std::size_t(d)] == P.hi[std::size_t(d)] && c.div_ulp <= 0.5) {
-    // P' known exactly (probabilities(): a row tied at its max): the IEEE
-    // ratio is one value; the definition's exact ratio is the other end.
-    const double r32 = double(float(P.lo[std::size_t(d)]) / float(q));
-    lo = std::min(r32, ratio), hi = std::max(r32, ratio);
-  }
+  const auto [lo, hi] = acceptance_ratio(P, d, q, c);
   // The uniform as compared: the float64 one, or rounded to fp32 (relative u, or 2^-150 below the normal range).
   const double ru = rules.uniform_f32 ? kUnitRoundoff : 0.0, au = rules.uniform_f32 ? 0x1p-150 : 0.0;
   const double u_lo = std::max(0.0, u * (1 - ru) - au), u_hi = u * (1 + ru) + au;
@@ -191,6 +183,18 @@ VerifyView VerifyBatchView::request(std::int64_t r) const {
 double VerifyView::draft_prob(std::int64_t j, std::int64_t i) const {
   if (draft_probs) return double(draft_probs[j * vocab + i]);
   return i == draft_ids[j] ? 1.0 : 0.0;
+}
+
+std::pair<double, double> acceptance_ratio(const Probabilities& P, std::int64_t d, double q, const NumericsContract& c) {
+  const std::size_t s = std::size_t(d);
+  if (P.lo[s] == P.hi[s] && c.div_ulp <= 0.5) {
+    // P' known exactly (probabilities(): a row tied at its max): the IEEE
+    // ratio is one value; the definition's exact ratio is the other end.
+    const double r32 = double(float(P.lo[s]) / float(q)), exact = P.p[s] / q;
+    return {std::min(r32, exact), std::max(r32, exact)};
+  }
+  const double r_div = relative_error(c.div_ulp);
+  return {P.lo[s] / q * (1 - r_div) / kBoundSafety, P.hi[s] / q * (1 + r_div) * kBoundSafety};
 }
 
 const char* to_string(Acceptance a) {

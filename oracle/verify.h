@@ -6,6 +6,7 @@
 /// oracle/ERROR_MODEL.md, "The verify step".
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oracle/oracle.h"
@@ -86,6 +87,10 @@ VerifyVerdict decide_verify(const VerifyView& r, const NumericsContract& c, cons
 /// unfiltered): exact, and the interval of each that fp32 may compute (with
 /// `eps`, the request's race eps, for the row's scale).
 Probabilities target_probabilities(const VerifyView& r, std::int64_t j, const NumericsContract& c, float eps);
+
+/// The interval of the ratio P'[d] / q that fp32 may compute for draft `d`
+/// (its probability's interval in `P`, the division's rounding), q > 0.
+std::pair<double, double> acceptance_ratio(const Probabilities& P, std::int64_t d, double q, const NumericsContract& c);
 
 /// How a sampler's k + 1 ids compare with the verdict, and why in words.
 struct VerifyJudgement {
