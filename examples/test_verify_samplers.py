@@ -1,6 +1,8 @@
 """The speculative-decoding verify step (SPEC 11) from pytest: vLLM's
 rejection sampler as written passes `raceoracle.verify_step` on given noise,
-with stochastic and deterministic drafts; each broken copy fails."""
+with stochastic and deterministic drafts; each broken copy fails. Run with its
+own randomness, it is lossless (`raceoracle.verify_lossless`); with its verify
+uniform tied to the draft's noise, it is not."""
 import pytest
 
 import raceoracle
@@ -30,3 +32,48 @@ def test_a_malformed_file_is_refused_with_its_reason():
     with pytest.raises(ValueError) as refusal:
         raceoracle.verify_step(**inputs, tokens=vs.rejection_sample(**vs.requests(R=2, k=1, V=8)), **vs.CONTRACT)
     assert "uniforms must be [2, 1]" in str(refusal.value)
+
+
+def test_vllm_rejection_sampler_is_lossless():
+    inputs = vs.lossless_requests()
+    tokens = vs.speculate(**inputs, runs=1 << 14, seed=1)
+    report = raceoracle.verify_lossless(**inputs, tokens=tokens, **vs.CONTRACT)
+    assert report["verdict"] == "PASS" and report["runs"] == 1 << 14
+    assert "could see" in report.text  # the power it had, per request
+
+
+def test_verify_uniform_tied_to_the_draft_is_caught():
+    inputs = vs.lossless_requests()
+    tokens = vs.speculate(**inputs, runs=1 << 12, seed=1, shared="uniform")
+    report = raceoracle.verify_lossless(**inputs, tokens=tokens, raise_on_failure=False, **vs.CONTRACT)
+    assert report["verdict"] == "FAIL" and report["first_token"]["verdict"] == "FAIL"
+
+
+# The same algorithm in Triton (examples/triton_verify_sampler.py), on a GPU.
+needs_gpu = pytest.mark.skipif(not vs.torch.cuda.is_available(), reason="SKIPPED: the Triton verify step needs a CUDA GPU")
+
+
+def _on_gpu(inputs):
+    return {k: (v.cuda() if v is not None else None) for k, v in inputs.items()}
+
+
+@needs_gpu
+@pytest.mark.parametrize("stochastic", [True, False])
+def test_triton_verify_step_passes(stochastic):
+    import triton_verify_sampler as tv
+    inputs = vs.requests(stochastic=stochastic)
+    tokens = tv.verify_step(**_on_gpu(inputs))
+    report = raceoracle.verify_step(**inputs, tokens=tokens.cpu(), **tv.CONTRACT)
+    assert report["unexplained"] == 0 and report["identical"] > 0
+
+
+@needs_gpu
+def test_triton_verify_step_is_lossless_and_its_tied_uniform_is_caught():
+    import triton_verify_sampler as tv
+    inputs = vs.lossless_requests()
+    tokens = vs.speculate(**_on_gpu(inputs), runs=1 << 16, seed=2, step=tv.verify_step)
+    report = raceoracle.verify_lossless(**inputs, tokens=tokens.cpu(), **tv.CONTRACT)
+    assert report["verdict"] == "PASS" and "could see" in report.text
+    tokens = vs.speculate(**_on_gpu(inputs), runs=1 << 12, seed=2, shared="uniform", step=tv.verify_step)
+    report = raceoracle.verify_lossless(**inputs, tokens=tokens.cpu(), raise_on_failure=False, **tv.CONTRACT)
+    assert report["verdict"] == "FAIL"

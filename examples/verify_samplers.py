@@ -1,7 +1,10 @@
 """The speculative-decoding verify step as vLLM's rejection sampler computes it
-(SPEC 11, ../docs/SPEC.md), in PyTorch, and four broken copies of it, each
+(SPEC 11, ../docs/SPEC.md), in PyTorch, and five broken copies of it, each
 with one defect the field has shipped or could. Judged on given noise by
-`raceoracle.verify_step` (examples/test_verify_samplers.py).
+`raceoracle.verify_step`; and `speculate`, the step run many times with its
+own randomness (drafts drawn, uniforms, noise), judged for losslessness by
+`raceoracle.verify_lossless`, once with its verify uniform tied to the draft's
+noise (examples/test_verify_samplers.py).
 
     target_probs = softmax(logits / T) in fp32           (rows of each request: k drafts + the bonus)
     accept draft j  iff  q_d > 0  and  p_d / q_d >= u_j   (the ratio in fp32, the compare in float64)
@@ -49,13 +52,14 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
     recovered = torch.where(greedy[:, None], argmax[:, :k], recovered)
     bonus = (probs[:, k] / bonus_noise).argmax(dim=-1)
     bonus = torch.where(greedy, argmax[:, k], bonus)
-    out = torch.full((R, rows), -1, dtype=torch.int64, device=target_logits.device)
-    for r in range(R):
-        a = int(first[r])
-        out[r, :a] = draft_ids[r, :a]
-        out[r, a] = recovered[r, a] if a < k else bonus[r]
-        if defect == "bonus_after_reject" and a < k:
-            out[r, a + 1] = bonus[r]
+    # The ids: the accepted drafts, then the recovered token (or the bonus), then -1.
+    position = torch.arange(rows, device=target_logits.device)[None, :]
+    emitted = torch.cat([recovered, bonus[:, None]], dim=1).gather(1, first[:, None])  # [R, 1]
+    drafts = torch.cat([draft_ids.long(), torch.zeros_like(first)[:, None]], dim=1)
+    out = torch.where(position < first[:, None], drafts, torch.full_like(drafts, -1))
+    out = torch.where(position == first[:, None], emitted, out)
+    if defect == "bonus_after_reject":
+        out = torch.where((position == first[:, None] + 1) & (first[:, None] < k), bonus[:, None], out)
     return out
 
 
@@ -92,3 +96,43 @@ def requests(R=64, k=4, V=2000, seed=0, stochastic=True):
     bonus = torch.empty(R, V).exponential_(generator=g)
     return dict(target_logits=logits, draft_ids=draft_ids, draft_probs=q if stochastic else None, uniforms=uniforms,
                 recovery_noise=recovery, bonus_noise=bonus, temperatures=temperatures)
+
+
+def lossless_requests(R=8, k=2, V=64, seed=0):
+    """Requests for the losslessness law: target logits, a draft model's
+    probabilities near the target's (one request's far from it), T = 1, 0.7,
+    0.3 and 1.5, and one greedy request."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(R, k + 1, V, generator=g) * 2
+    temperatures = torch.tensor([(1.0, 0.7, 0.3, 1.5, 0.0, 1.0, 0.7, 1.0)[r % 8] for r in range(R)])
+    t = torch.where(temperatures == 0, torch.ones(R), temperatures)
+    drafted = logits[:, :k] + torch.randn(R, k, V, generator=g)
+    drafted[5::8] = torch.randn(drafted[5::8].shape, generator=g) * 2  # a draft model far from the target
+    q = torch.softmax(drafted / t[:, None, None], dim=-1)
+    return dict(target_logits=logits, draft_probs=q, temperatures=temperatures)
+
+
+def speculate(target_logits, draft_probs, temperatures, runs, seed=0, shared=None, step=None):
+    """The verify step run `runs` times on every request, each run drawing its
+    own randomness with torch: the drafts by an exponential race on the draft
+    probabilities (as sampling drafters draw), the uniforms, the recovery and
+    bonus noise; [R, runs, k + 1] ids. shared="uniform": the verify uniform is
+    the one the draft's winning noise was made from, 1 - exp(-E_d) (the
+    field's bug: verify noise tied to the draft's). step: the verify step
+    (rejection_sample's arguments; default rejection_sample)."""
+    g = torch.Generator(device=target_logits.device).manual_seed(seed)
+    R, rows, V = target_logits.shape
+    k = rows - 1
+    n = R * runs
+    logits = target_logits.repeat_interleave(runs, dim=0)
+    q = draft_probs.repeat_interleave(runs, dim=0)
+    temps = temperatures.repeat_interleave(runs)
+    # float64 draws: a float32 exponential can round to 0, which no race tolerates without eps.
+    exp64 = lambda *shape: torch.empty(*shape, dtype=torch.float64, device=logits.device).exponential_(generator=g)
+    race_noise = exp64(n, k, V)
+    draft_ids = (q.double() / race_noise).argmax(dim=-1)
+    uniforms = torch.rand(n, k, generator=g, dtype=torch.float64, device=logits.device)
+    if shared == "uniform":
+        uniforms = 1 - torch.exp(-race_noise.gather(-1, draft_ids[..., None])[..., 0])
+    tokens = (step or rejection_sample)(logits, draft_ids, q, uniforms, exp64(n, V).float(), exp64(n, V).float(), temps)
+    return tokens.reshape(R, runs, rows)

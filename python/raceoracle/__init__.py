@@ -8,15 +8,16 @@
     raceoracle.write_dump("run.safetensors", logits, noise, temperatures, tokens)   # for verify / divergence A B
     raceoracle.verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise,
                            temperatures, tokens)   # a speculative-decoding verify step (SPEC 11)
+    raceoracle.verify_lossless(target_logits, draft_probs, temperatures, tokens)   # its runs' law (SPEC 11)
 
 A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
 (docs/SAMPLER_PROTOCOL.md). Pure Python over numpy; torch is optional.
 """
 from ._messages import PROTOCOL_VERSION, ProtocolError
-from ._run import (Report, check, find_binary, frequency, replay, save_safetensors, verify, verify_step, write_dump,
-                   write_verify_dump)
+from ._run import (Report, check, find_binary, frequency, replay, save_safetensors, verify, verify_lossless,
+                   verify_step, write_dump, write_lossless_runs, write_verify_dump)
 from ._serve import Filters, OwnDraws, serve, serve_on
 from ._version import __version__
 
-__all__ = ["check", "frequency", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "verify_step", "write_dump", "write_verify_dump", "save_safetensors", "find_binary", "Report", "ProtocolError",
+__all__ = ["check", "frequency", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "verify_step", "verify_lossless", "write_dump", "write_verify_dump", "write_lossless_runs", "save_safetensors", "find_binary", "Report", "ProtocolError",
            "PROTOCOL_VERSION"]

@@ -292,6 +292,41 @@ def verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise,
         return _judge_file("verify-step", path, raise_on_failure)
 
 
+def write_lossless_runs(path, target_logits, draft_probs, temperatures, tokens, *, draft_ids=None, eps=None,
+                        greedy_eps=None, **contract):
+    """Writes the file `raceoracle verify-lossless` reads: a verify step run
+    many times on each request with its own randomness (drafts drawn from
+    draft_probs, uniforms, noise). target_logits [R, k + 1, V]; draft_probs
+    [R, k, V], or None with draft_ids [R, k] (fixed drafts); temperatures [R];
+    tokens [R, runs, k + 1] (-1 after each run's emitted token)."""
+    tok = _entry(tokens)
+    tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
+    tensors = {"target_logits": _entry(target_logits), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    if draft_probs is not None:
+        tensors["draft_probs"] = _entry(draft_probs, np.float32)
+    if draft_ids is not None:
+        ids = _entry(draft_ids)
+        tensors["draft_ids"] = ids if ids.dtype in (np.int32, np.int64) else ids.astype(np.int64)
+    meta = contract_fields(**contract)
+    for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
+        if v is not None:
+            meta[key] = repr(float(v))
+    _write_whole(path, m.encode(tensors, meta))
+
+
+def verify_lossless(target_logits, draft_probs, temperatures, tokens, *, draft_ids=None, raise_on_failure=True,
+                    **fields):
+    """Judges whether a verify step that draws its own randomness is lossless
+    (SPEC 11): over its runs, the first emitted token's law is the target's,
+    and the second's among runs that accepted the first draft (the frequency
+    law, its power in .text). write_lossless_runs's arguments. Returns the
+    report; raises AssertionError on a failure unless raise_on_failure=False."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "lossless.safetensors")
+        write_lossless_runs(path, target_logits, draft_probs, temperatures, tokens, draft_ids=draft_ids, **fields)
+        return _judge_file("verify-lossless", path, raise_on_failure)
+
+
 def _judge_file(command, path, raise_on_failure):
     """`raceoracle COMMAND PATH --json`: its report (.text its output); ValueError
     when it refuses the file, AssertionError on a failure unless told otherwise."""
