@@ -121,6 +121,8 @@ LosslessReport verify_lossless(const oracle::VerifyBatchView& b, const std::vect
       (out[0] == top ? with_top : without).push_back(out[1]);
     }
     const oracle::Distribution law = oracle::emitted_distribution(v, 1, c, k);
+    if (law.row_class == oracle::RowClass::invalid)
+      throw std::invalid_argument(fmt::format("request {}'s position 1 is out of SPEC §11's contract", r));
     for (bool likeliest : {true, false}) {
       std::vector<std::int64_t>& g = likeliest ? with_top : without;
       rep.second_rows.push_back({r, likeliest, std::int64_t(g.size())});

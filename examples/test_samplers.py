@@ -48,6 +48,20 @@ def test_a_numpy_sampler_without_eps_is_caught():
         raceoracle.check(no_eps, agreement=False, properties=["MaskedIdsNeverWin"], **numpy_race_sampler.CONTRACT)
 
 
+def test_a_sampler_written_from_the_protocol_doc_is_right_at_t_equal_greedy_eps():
+    # `temperatures <= greedy_eps` as written: greedy_eps arrives as an fp32
+    # scalar, so numpy compares in fp32 (SPEC 1) and the row at T == greedy_eps is greedy.
+    def natural(logits, noise, temperatures, eps, greedy_eps):
+        assert isinstance(eps, np.float32) and isinstance(greedy_eps, np.float32)
+        t = np.maximum(temperatures, np.float32(1e-5))[:, None]
+        m = logits.max(axis=1, keepdims=True)
+        with np.errstate(all="ignore"):
+            keys = np.exp((logits - m) / t) / (noise + eps)
+        return np.where(temperatures <= greedy_eps, logits.argmax(axis=1), keys.argmax(axis=1))
+
+    raceoracle.check(natural, agreement=False, properties=["GreedyIsExact"], **numpy_race_sampler.CONTRACT)
+
+
 def test_an_exception_in_the_sampler_is_reported_not_hidden():
     def raises(logits, noise, temperatures, eps, greedy_eps):
         raise RuntimeError("kernel launch failed")

@@ -47,6 +47,7 @@ inline constexpr int kRaceIdsPerStep = 4;
 /// A thread takes kRaceIdsPerStep consecutive ids a step, in increasing order.
 template <int THREADS, Defect D, class Num>
 __device__ int race_row(std::int64_t n, const float* E, float eps, Num num, device::SharedPtr<OrderedBest> smem) {
+  if (D == Defect::eps_dropped) eps = 0.0f;
   Best best = no_candidate();
   for (std::int64_t i0 = std::int64_t(threadIdx.x) * kRaceIdsPerStep; i0 < n; i0 += std::int64_t(THREADS) * kRaceIdsPerStep) {
     float key[kRaceIdsPerStep];

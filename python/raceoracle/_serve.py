@@ -185,6 +185,16 @@ def _numpy_tokens(tokens):
     return np.asarray(tokens)
 
 
+def _constants(meta, tensors):
+    """eps and greedy_eps as fn receives them. numpy: fp32 scalars, so that
+    `temperatures <= greedy_eps` compares in fp32 as SPEC 1 does (a Python
+    float would promote an fp32 array to float64 under numpy 1.x and get
+    T == greedy_eps wrong). torch: Python floats, which torch compares in the
+    tensor's dtype already, and which a Triton or CUDA launch takes as scalars."""
+    eps, greedy_eps = float(meta["eps"]), float(meta["greedy_eps"])
+    return (np.float32(eps), np.float32(greedy_eps)) if tensors == "numpy" else (eps, greedy_eps)
+
+
 def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None, **contract):
     """Answers requests on (read_fd, write_fd) until EOF. Returns the number answered."""
     if tensors not in ("numpy", "torch"):
@@ -220,7 +230,7 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             elif "seeds" in inputs:  # a drawn-noise request: the sampler draws from its declared stream
                 noise = _streams.Draws(fields, m.as_numpy(inputs["seeds"]), m.as_numpy(inputs["offsets"]),
                                        inputs["logits"][1][1])
-            args = (logits, noise, temps, float(meta["eps"]), float(meta["greedy_eps"]))
+            args = (logits, noise, temps) + _constants(meta, tensors)
             if fields.get("filters", "none") != "none":
                 out = fn(*args, filters=_filters(inputs, tensors, device))
             else:
@@ -244,8 +254,10 @@ def serve(fn, *, tensors="numpy", device="cpu", name=None, **contract):
     """Runs the sampler side of the protocol on stdin/stdout until EOF.
 
     fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]. With
-    tensors="numpy", BF16 logits arrive widened to float32 (exactly); with
-    tensors="torch", as torch.bfloat16 (or float32) on `device`. Anything the
+    tensors="numpy", BF16 logits arrive widened to float32 (exactly), and eps
+    and greedy_eps as numpy float32 scalars; with tensors="torch", logits as
+    torch.bfloat16 (or float32) on `device`, eps and greedy_eps as Python
+    floats (torch compares them in the tensor's dtype). Anything the
     process prints to stdout goes to stderr: stdout carries the protocol.
     `contract`: the terms and conventions contract_fields() takes.
     """
