@@ -37,6 +37,9 @@ int replay(const ReplayOptions& o) {
     return failure.empty() ? 0 : 1;
   }
   if (o.run.reproduce.empty()) throw std::invalid_argument("replay needs --reproduce or --case");
+  // A string that cannot replay this law here is a usage error (exit 2), before any sampler runs a case.
+  if (const std::string problem = properties::reproduce_problem(*p, *k, o.run.reproduce); !problem.empty())
+    throw std::invalid_argument(problem);
   const auto r = properties::run_law(*p, *k, o.run);
   std::printf("%s on %s: %s\n", p->name.c_str(), k->name().c_str(), r.summary().c_str());
   if (!r.counterexample.empty()) std::printf("%s\n", r.counterexample.c_str());

@@ -35,6 +35,12 @@ def test_a_broken_sampler_fails_with_its_counterexample_and_replay():
                           **torch_race_sampler.CONTRACT)
 
 
+def test_a_malformed_reproduce_string_is_a_usage_error():
+    with pytest.raises(ValueError, match="malformed reproduce string"):
+        raceoracle.replay(numpy_race_sampler.race, "GreedyIsExact", reproduce="not-a-reproduce-string",
+                          **numpy_race_sampler.CONTRACT)
+
+
 def test_a_numpy_sampler_without_eps_is_caught():
     def no_eps(logits, noise, temperatures, eps, greedy_eps):
         # p / E: a zero draw on a masked id is 0 / 0 = NaN, and np.argmax picks the first NaN.

@@ -186,9 +186,28 @@ std::vector<Law> make_laws() {
   };
 }
 
-std::string property_id(const Law& p, const subject::Subject& k) { return p.name + "/" + k.name(); }
+/// What a reproduce string is keyed by: the law and the kernel; for a
+/// sampler in another process, the law alone (renaming the sampler's function
+/// keeps its replay strings working).
+std::string property_id(const Law& p, const subject::Subject& k) {
+  return p.name + "/" + (k.kernel() ? k.name() : std::string("sampler"));
+}
 
 }  // namespace
+
+std::string reproduce_problem(const Law& p, const subject::Subject& k, const std::string& reproduce) {
+  std::unordered_map<std::string, rc::detail::Reproduce> parsed;
+  try {
+    parsed = rc::detail::configFromString("reproduce=" + reproduce).reproduce;
+  } catch (const std::exception& e) {
+    return std::string("malformed reproduce string (") + e.what() + "): give the string a failure printed, whole";
+  }
+  const std::string id = property_id(p, k);
+  if (parsed.count(id)) return {};
+  std::string for_;
+  for (const auto& [key, value] : parsed) for_ += (for_.empty() ? "" : ", ") + key;
+  return "the reproduce string is for " + for_ + ", not " + id + " (law/kernel; 'sampler' for any sampler)";
+}
 
 const std::vector<Law>& laws() {
   static const std::vector<Law> p = make_laws();
@@ -393,18 +412,12 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
   rc::detail::TestMetadata meta{property_id(p, k), p.statement};
   std::unordered_map<std::string, rc::detail::Reproduce> reproduce;
   if (!s.reproduce.empty()) {
-    try {
-      reproduce = rc::detail::configFromString("reproduce=" + s.reproduce).reproduce;
-    } catch (const std::exception& e) {
+    if (const std::string problem = reproduce_problem(p, k, s.reproduce); !problem.empty()) {
       out.verdict = LawResult::Verdict::error;
-      out.counterexample = std::string("bad reproduce string: ") + e.what();
+      out.counterexample = problem;
       return out;
     }
-    if (!reproduce.count(meta.id)) {
-      out.verdict = LawResult::Verdict::error;
-      out.counterexample = "the reproduce string is for another law or kernel than " + meta.id;
-      return out;
-    }
+    reproduce = rc::detail::configFromString("reproduce=" + s.reproduce).reproduce;
   }
   QuietListener listener;
   const rc::detail::TestResult result =

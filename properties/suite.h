@@ -71,6 +71,9 @@ struct LawResult {
 const char* to_string(LawResult::Verdict v);
 
 LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s);
+/// Why `reproduce` cannot replay law `p` on `k` (malformed, or printed for
+/// another law or kernel), in words; empty when it can.
+std::string reproduce_problem(const Law& p, const subject::Subject& k, const std::string& reproduce);
 
 /// The fewest rows of a failing `spec`, in their order, that still fail law
 /// `p` (ddmin): how a built case, thousands of rows, is reported.

@@ -16,21 +16,27 @@ from ._serve import contract_fields, serve_on
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def find_binary():
-    """RACEORACLE_BIN, then `raceoracle` on PATH, then the build tree beside this package."""
+def find_binary(why=False):
+    """The raceoracle binary this package runs: RACEORACLE_BIN when set; else
+    the build tree of the source tree this package sits in (python/ beside
+    build/: the binary built from the same sources); else `raceoracle` on
+    PATH (an installed package). why=True: (path, the reason in words)."""
+    def found(path, reason):
+        return (path, reason) if why else path
+
     env = os.environ.get("RACEORACLE_BIN")
     if env:
         if not os.access(env, os.X_OK):
             raise FileNotFoundError("RACEORACLE_BIN=%s is not an executable" % env)
-        return env
-    on_path = shutil.which("raceoracle")
-    if on_path:
-        return on_path
+        return found(env, "RACEORACLE_BIN names it")
     root = os.path.dirname(os.path.dirname(_HERE))
     for preset in ("cpu", "nvidia", "amd", "*"):
         for cand in sorted(glob.glob(os.path.join(root, "build", preset, "cli", "raceoracle"))):
             if os.access(cand, os.X_OK):
-                return cand
+                return found(cand, "the build tree of the source tree this package sits in (%s)" % root)
+    on_path = shutil.which("raceoracle")
+    if on_path:
+        return found(on_path, "on PATH (no RACEORACLE_BIN, no build tree beside this package)")
     raise FileNotFoundError("raceoracle binary not found: set RACEORACLE_BIN, put it on PATH, "
                             "or build it (cmake --preset cpu && cmake --build --preset cpu)")
 
@@ -89,6 +95,15 @@ def _served_report(fn, command, args, *, tensors, device, name, contract):
     return code, report
 
 
+def _last_lines(text, limit):
+    """The end of `text`, at most `limit` characters, cut at a line start."""
+    if len(text) <= limit:
+        return text
+    tail = text[-limit:]
+    return "[... the first %d characters left out]\n" % (len(text) - len(tail) + tail.find("\n") + 1) + \
+        tail[tail.find("\n") + 1:]
+
+
 def _python_replay(fn, property_name, reproduce, case):
     what = "reproduce=%r" % reproduce if reproduce else "case=%r" % case
     return "raceoracle.replay(%s, %r, %s)" % (getattr(fn, "__name__", "fn"), property_name, what)
@@ -140,7 +155,7 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
         lines.append("agreement run failed: " + report["agreement_error"])
     if report.get("error"):
         lines.append(report["error"])
-    raise AssertionError("\n".join(lines) + "\n\n" + text[-4000:])
+    raise AssertionError("\n".join(lines) + "\n\n" + _last_lines(text, 4000))
 
 
 def frequency(fn, *, rows=None, vocab=None, draws=None, alpha=None, resolution=None, seed=None, timeout=60,
@@ -173,7 +188,7 @@ def frequency(fn, *, rows=None, vocab=None, draws=None, alpha=None, resolution=N
     for key in ("determinism", "error"):
         if report.get(key):
             lines.append("%s: %s" % (key, report[key]))
-    raise AssertionError("\n".join(lines) + "\n\n" + text[-4000:])
+    raise AssertionError("\n".join(lines) + "\n\n" + _last_lines(text, 4000))
 
 
 def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100, timeout=60, tensors="numpy",
@@ -192,6 +207,8 @@ def replay(fn, property_name, reproduce=None, case=None, *, seed=None, cases=100
         args += ["--seed", str(seed)]
     code, text = _serving(fn, args, tensors=tensors, device=device, name=name, contract=contract)
     _echo(text)
+    if code == 2:  # a malformed reproduce string, or one printed for another law: a usage error
+        raise ValueError(text.strip())
     if code != 0:
         raise AssertionError(text)
     return text
@@ -206,6 +223,15 @@ def _entry(x, dtype=None):
             return ("BF16", list(t.shape), t.view(torch.int16).numpy().tobytes())
         x = t.numpy()
     return np.ascontiguousarray(np.asarray(x), dtype=dtype)
+
+
+def _logits_entry(x, name):
+    """Logits as _entry gives them, refused (TypeError) in a dtype no judge reads."""
+    e = _entry(x)
+    if isinstance(e, np.ndarray) and e.dtype not in (np.float32, np.float16):
+        raise TypeError("%s: dtype %s is not accepted; give float32, float16 or bfloat16 (a torch tensor), "
+                        "the dtypes a sampler's logits come in" % (name, e.dtype))
+    return e
 
 
 _UMASK = os.umask(0)
@@ -239,7 +265,7 @@ def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_ep
     tok = _entry(tokens)
     if tok.dtype not in (np.int32, np.int64):
         tok = tok.astype(np.int64)
-    tensors = {"logits": _entry(logits), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    tensors = {"logits": _logits_entry(logits, "logits"), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
     if isinstance(noise, _streams.Draws):
         tensors["seeds"], tensors["offsets"] = noise.seeds, noise.offsets
         contract = dict(noise.fields(), **contract)
@@ -265,7 +291,7 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
     tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
     u = _entry(uniforms)
     u = u if u.dtype in (np.float64, np.float32) else u.astype(np.float64)
-    tensors = {"target_logits": _entry(target_logits), "draft_ids": ids, "uniforms": u,
+    tensors = {"target_logits": _logits_entry(target_logits, "target_logits"), "draft_ids": ids, "uniforms": u,
                "recovery_noise": _entry(recovery_noise, np.float32), "bonus_noise": _entry(bonus_noise, np.float32),
                "temperatures": _entry(temperatures, np.float32), "tokens": tok}
     if draft_probs is not None:
@@ -301,7 +327,7 @@ def write_lossless_runs(path, target_logits, draft_probs, temperatures, tokens, 
     tokens [R, runs, k + 1] (-1 after each run's emitted token)."""
     tok = _entry(tokens)
     tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
-    tensors = {"target_logits": _entry(target_logits), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    tensors = {"target_logits": _logits_entry(target_logits, "target_logits"), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
     if draft_probs is not None:
         tensors["draft_probs"] = _entry(draft_probs, np.float32)
     if draft_ids is not None:
@@ -334,7 +360,8 @@ def _judge_file(command, path, raise_on_failure):
     proc = subprocess.run([find_binary(), command, path, "--json", out], capture_output=True, encoding="utf-8",
                           errors="replace")
     if proc.returncode == 2 or not os.path.exists(out):
-        raise ValueError("raceoracle %s rejected the inputs: %s" % (command, (proc.stderr or proc.stdout).strip()))
+        why = (proc.stderr or proc.stdout).strip().replace(path + ": ", "")  # the file is ours, and gone
+        raise ValueError("raceoracle %s rejected the inputs: %s" % (command, why))
     with open(out, encoding="utf-8") as f:
         report = Report(json.load(f))
     report.text = proc.stdout

@@ -1,4 +1,6 @@
 """The sampler side of the protocol: answer raceoracle's requests with fn."""
+import functools
+import inspect
 import os
 import sys
 import traceback
@@ -29,6 +31,22 @@ _CONVENTION_WORDS = {
 }
 
 
+def _known_keywords(f):
+    """f refusing an unknown keyword with the known ones listed (a typo in a
+    contract term would otherwise be a bare TypeError)."""
+    names = tuple(inspect.signature(f).parameters)
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise TypeError("unknown keyword%s %s: not a contract term; the terms are %s"
+                            % ("s" if len(unknown) > 1 else "", ", ".join(map(repr, unknown)), ", ".join(names)))
+        return f(*args, **kwargs)
+    return checked
+
+
+@_known_keywords
 def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, scale_op=None, key_op=None,
                     key_dtype=None, rescales=None, online_ids=None, normalise=None, key_domain=None, log_ulp=None,
                     greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
