@@ -185,6 +185,13 @@ void add_sampler_options(CLI::App* app, protocol::SamplerSpec& o, const char* wh
       ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
+constexpr const char* kExitCodes =
+    "Exit codes: 0 every verdict PASS; 1 a law failed, a mutant survived or a token is unexplained (the report says "
+    "which); 2 a usage or input error (the reason on stderr), before any work.";
+
+/// The footer of a command's --help: one example, then the exit codes.
+std::string example(const char* line) { return std::string("Example:\n  ") + line + "\n" + kExitCodes; }
+
 }  // namespace
 
 CommandLine::CommandLine()
@@ -193,8 +200,11 @@ CommandLine::CommandLine()
   Options& o = *o_;
   app_.require_subcommand(1);
   app_.set_version_flag("--version", "raceoracle " RACEORACLE_VERSION);
+  app_.option_defaults()->always_capture_default();  // each option's help shows its default
+  app_.footer(kExitCodes);
 
   o.c = app_.add_subcommand("check", "the laws, the mutant gate and a production-shape agreement run");
+  o.c->footer(example("raceoracle check --kernels fused-post --cases 200 --json check.json"));
   o.c->add_option("--kernels", o.check.kernels,
                   "kernels to check, their mutants gated (default: every real kernel, every mutant; the verify "
                   "kernels, verify-fused and verify-probs, only when named, apart from the others: SPEC §11)");
@@ -204,15 +214,15 @@ CommandLine::CommandLine()
       ->check(CLI::IsMember({"cpu", "nvidia", "amd"}));
   add_run_settings(o.c, o.check.run, "skip the regression corpus: random search alone must find failures");
   o.c->add_option("--laws,--properties", o.check.laws, "laws to run, on the subjects and in the mutant gate (default: every one that applies)");
-  o.c->add_flag("!--no-mutants", o.check.mutants, "skip the mutant gate");
-  o.c->add_flag("!--no-agreement", o.check.run_agreement, "skip the production-shape agreement run");
+  o.c->add_flag_callback("--no-mutants", [&flag = o.check.mutants] { flag = false; }, "skip the mutant gate");
+  o.c->add_flag_callback("--no-agreement", [&flag = o.check.run_agreement] { flag = false; }, "skip the production-shape agreement run");
   o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, law)")->check(kPositive);
   o.c->add_option("--rows", o.check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file")->check(kWritableFile);
-  o.c->add_flag("!--no-save-failures", o.check.save_failures, "do not save counterexamples to properties/corpus");
+  o.c->add_flag_callback("--no-save-failures", [&flag = o.check.save_failures] { flag = false; }, "do not save counterexamples to properties/corpus");
   o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the laws at their first failure (mutation runs)");
   add_shard(o.c, o.check.shard);
   o.c->add_option_function<std::string>(
@@ -224,6 +234,7 @@ CommandLine::CommandLine()
       ->check(CLI::Range(1, 1000000));
 
   o.m = app_.add_subcommand("mutants", "run every law against every mutant; report kills");
+  o.m->footer(example("raceoracle mutants --mutants fused-post~high_id_tie --laws AgreesWithOracle --expect-killed-by AgreesWithOracle"));
   o.m->add_option("--mutants", o.mut.mutants, "mutants to run (default: all but the verify kernels', which run when named: verify-fused~accept_strict, ...)");
   add_sampler_options(o.m, o.mut.sampler, "gate this deliberately broken sampler (docs/SAMPLER_PROTOCOL.md) instead");
   add_run_settings(o.m, o.mut.run, "skip the regression corpus: random search alone must kill");
@@ -286,7 +297,7 @@ CommandLine::CommandLine()
       ->check(finite_in(0.0, protocol::kMaxUlp));
   o.d->add_option("--window", o.div.study.window, "top-two gap window the rate's density is read over")
       ->check(finite_in(0.0, 0.5, true));
-  o.d->add_flag("!--no-kernels", o.div.study.kernels, "the oracle and the emulated keys only: no kernel runs (fast on cpu)")
+  o.d->add_flag_callback("--no-kernels", [&flag = o.div.study.kernels] { flag = false; }, "the oracle and the emulated keys only: no kernel runs (fast on cpu)")
       ->excludes("--sampler");
   auto* dumps = o.d->add_option("dumps", o.div.dumps,
                                 "two files in verify's format with the same inputs and noise: compare their tokens instead")
@@ -340,6 +351,7 @@ CommandLine::CommandLine()
                              "the verify step's losslessness, statistically (SPEC §11): the first emitted token's "
                              "law is the target's, the second's too among runs that accepted the first; on a file of "
                              "runs any sampler made, or on a verify kernel with its randomness drawn");
+  o.vl->footer(example("raceoracle verify-lossless --kernel verify-fused --noise uniform-from-draft --runs 4096"));
   auto& lo = o.lossless;
   const analysis::LosslessStudy ld;  // the defaults the help states
   o.vl->add_option("file", lo.file, "safetensors file with target_logits, draft_probs or draft_ids, temperatures, "
