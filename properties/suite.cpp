@@ -269,7 +269,13 @@ const char* to_string(LawResult::Verdict v) {
 
 std::string LawResult::summary() const {
   std::string s = fmt::format("{} after {} cases in {:.1f} s", to_string(verdict), cases, seconds);
-  if (!uncovered.empty()) s += fmt::format("; input classes never met: {}", fmt::join(uncovered, ", "));
+  if (!uncovered.empty()) {
+    s += fmt::format("; input classes never met: {}", fmt::join(uncovered, ", "));
+    if (const int usual = RunSettings{}.cases; cases < usual)
+      s += fmt::format(" (after {} cases, fewer than the {} the tests require every class at: raise --cases, or "
+                       "--random-only to drop the matrix's cells)",
+                       cases, usual);
+  }
   return s;
 }
 

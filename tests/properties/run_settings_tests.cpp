@@ -6,6 +6,7 @@
 #include <string>
 
 #include "properties/run_settings.h"
+#include "properties/suite.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -59,6 +60,23 @@ TEST(RunSettings, RefusesATextThatIsNotExactlyOne) {
   const std::size_t at = s.find("\"seed\":\"");
   s.replace(at, s.find('"', at + 8) - at + 1, "\"seed\":20261130");
   expect_refused(s, "'seed' must be a decimal string");
+}
+
+}  // namespace
+}  // namespace raceoracle::properties
+
+namespace raceoracle::properties {
+namespace {
+
+// A run with too few cases to meet its input classes says so, and what to do.
+TEST(LawResult, UncoveredAfterTooFewCasesSaysHowToMeetThem) {
+  LawResult r;
+  r.cases = 20;
+  r.uncovered = {"T == greedy_eps"};
+  EXPECT_NE(r.summary().find("fewer than the 100 the tests require"), std::string::npos) << r.summary();
+  EXPECT_NE(r.summary().find("raise --cases"), std::string::npos) << r.summary();
+  r.cases = 100;
+  EXPECT_EQ(r.summary().find("raise --cases"), std::string::npos) << r.summary();
 }
 
 }  // namespace
