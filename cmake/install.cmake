@@ -46,7 +46,9 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3-numpy")
+# What find_package(raceoracle) finds beside it (raceoracleConfig.cmake.in's find_dependency).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "python3-numpy, libeigen3-dev (>= 3.4), libfmt-dev")
+set(CPACK_STRIP_FILES ON)  # the binary without its symbols: 62 MB unstripped
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-torch, python3-pytest")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 include(CPack)

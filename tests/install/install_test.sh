@@ -10,8 +10,12 @@ set -eu
 build=$1 src=$2 py=$3
 prefix=$(mktemp -d /tmp/raceoracle-install.XXXXXX)
 trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake --install "$build" --prefix "$prefix" --strip >/dev/null
 pkgs="$prefix/lib/python3/dist-packages"
+if readelf -S "$prefix/bin/raceoracle" | grep -q '\.symtab'; then
+  echo "install_test: the installed raceoracle still has its symbol table (cmake --install --strip)" >&2
+  exit 1
+fi
 
 # The C++ consumer is configured and built before the trees are hidden (it
 # needs only the prefix; the compiler and Eigen come from the system).
