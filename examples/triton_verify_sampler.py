@@ -31,6 +31,15 @@ NEG_INF = tl.constexpr(float("-inf"))
 
 
 @triton.jit
+def _take_best(key, ids, V, best, token):
+    """The running race over tiles: this tile's best key and its lowest id
+    replace (best, token) when strictly larger (the lowest tile keeps a tie)."""
+    b_key = tl.max(key, axis=0)
+    b_id = tl.min(tl.where(key == b_key, ids, V), axis=0).to(tl.int64)
+    return tl.maximum(best, b_key), tl.where(b_key > best, b_id, token)
+
+
+@triton.jit
 def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, out, V,
             K: tl.constexpr, HAS_Q: tl.constexpr, BLOCK: tl.constexpr):
     r = tl.program_id(0).to(tl.int64)
@@ -49,11 +58,7 @@ def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, ou
                 ids = off + tl.arange(0, BLOCK)
                 x = tl.load(row + ids, mask=ids < V, other=NEG_INF).to(tl.float32)
                 m = tl.maximum(m, tl.max(x / t, axis=0))
-                b_val = tl.max(x, axis=0)
-                b_id = tl.min(tl.where(x == b_val, ids, V), axis=0).to(tl.int64)
-                better = b_val > g_val
-                g_id = tl.where(better, b_id, g_id)
-                g_val = tl.where(better, b_val, g_val)
+                g_val, g_id = _take_best(x, ids, V, g_val, g_id)
             s = tl.full([], 0.0, tl.float32)
             for off in range(0, V, BLOCK):
                 ids = off + tl.arange(0, BLOCK)
@@ -88,10 +93,7 @@ def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, ou
                                 q = tl.where(ids == d, 1.0, 0.0)
                             e = tl.load(recovery + r * V + ids, mask=inside, other=1.0)
                             key = tl.where(inside, tl.maximum(p - q, 0.0) / e, -1.0)
-                            b_key = tl.max(key, axis=0)
-                            b_id = tl.min(tl.where(key == b_key, ids, V), axis=0).to(tl.int64)
-                            token = tl.where(b_key > best, b_id, token)
-                            best = tl.maximum(best, b_key)
+                            best, token = _take_best(key, ids, V, best, token)
                     tl.store(out + r * (K + 1) + j, token)
                     done = True
             else:
@@ -104,10 +106,7 @@ def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, ou
                         x = tl.load(row + ids, mask=inside, other=NEG_INF).to(tl.float32)
                         e = tl.load(bonus + r * V + ids, mask=inside, other=1.0)
                         key = tl.where(inside, (libdevice.exp(x / t - m) / s) / e, -1.0)
-                        b_key = tl.max(key, axis=0)
-                        b_id = tl.min(tl.where(key == b_key, ids, V), axis=0).to(tl.int64)
-                        token = tl.where(b_key > best, b_id, token)
-                        best = tl.maximum(best, b_key)
+                        best, token = _take_best(key, ids, V, best, token)
                 tl.store(out + r * (K + 1) + K, token)
 
 
