@@ -198,6 +198,10 @@ void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle
     const bool bad = oracle::is_failure(oracle::judge(vr, ts, vocab));
     const bool ref_bad = oracle::is_failure(oracle::judge(ref_v[std::size_t(r)], tf, vocab));
     sd.unexplained += bad || ref_bad;
+    if ((bad || ref_bad) && sd.unexplained_rows.size() < 10)
+      sd.unexplained_rows.push_back(fmt::format("row {} (T = {:g}): the reference wrote {}{}, the other {}{}", r,
+                                                sd.temperature, tf, ref_bad ? " (unexplained)" : "", ts,
+                                                bad ? " (unexplained)" : ""));
     if (ts != tf) {
       ++sd.differ;
       sd.explained += !bad && !ref_bad;

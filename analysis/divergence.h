@@ -51,6 +51,8 @@ struct SamplerDivergence {
   std::int64_t explained = 0;   ///< of those, both tokens inside their rows' ambiguity sets
   std::int64_t unexplained = 0; ///< rows where either token lies outside its row's set (each under its own contract) or out of range
   double ambiguous_fraction = 0;  ///< rows with more than one legitimate id under the sampler's contract
+  /// The first unexplained rows, in words: the row, each token, which is outside its row's set.
+  std::vector<std::string> unexplained_rows;
 };
 
 struct DivergenceRow {

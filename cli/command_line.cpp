@@ -409,7 +409,10 @@ void CommandLine::parse(int argc, const char* const* argv) {
   o.check.agreement.seed = o.check.run.seed;
   o.div.study.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
-  if (*o.d) require_fits("divergence", o.div.study.rows, o.div.study.vocab);
+  if (*o.d) {
+    require_fits("divergence", o.div.study.rows, o.div.study.vocab);
+    o.div.out_given = o.d->count("--out") > 0;
+  }
   if (*o.f) {
     o.freq.study.dtype = o.freq_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
     require_fits("frequency", o.freq.study.rows, o.freq.study.vocab);

@@ -64,8 +64,16 @@ int compare(const DivergenceOptions& o) {
   const auto res = analysis::compare_dumps(o.dumps[0], o.dumps[1]);
   std::printf("raceoracle divergence: %s beside %s, same inputs and noise (each judged under its own contract):\n",
               o.dumps[1].c_str(), o.dumps[0].c_str());
-  std::filesystem::create_directories(o.out_dir);
-  write_beside(res.beside, o.out_dir, o.dumps[1]);
+  // The table; files only when --out asks for them.
+  if (o.out_given) {
+    std::filesystem::create_directories(o.out_dir);
+    write_beside(res.beside, o.out_dir, o.dumps[1]);
+  } else {
+    std::printf("%s", io::make_table(analysis::sampler_columns(), res.beside).text().c_str());
+  }
+  for (const auto& d : res.beside)
+    for (const auto& row : d.unexplained_rows) std::printf("  UNEXPLAINED %s\n", row.c_str());
+  std::printf("(the reference: %s; the other: %s)\n", o.dumps[0].c_str(), o.dumps[1].c_str());
   std::printf("%s", res.noise.describe().c_str());
   return verdict(res, "PASS (every difference explained)");
 }

@@ -13,6 +13,7 @@ namespace raceoracle::cli {
 struct DivergenceOptions {
   analysis::DivergenceOptions study;
   std::string out_dir = "divergence";  ///< CSV, JSON and SVG go here
+  bool out_given = false;  ///< --out was given (comparing two dumps writes files only then)
   protocol::SamplerSpec sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
   std::vector<std::string> dumps;  ///< two dumps of the same inputs (verify's format): their tokens compared instead
 };

@@ -95,6 +95,8 @@ TEST_F(DivergenceFiles, ComparesTwoDumpsPerTemperature) {
   EXPECT_EQ(t1.differ, 2);
   EXPECT_EQ(t1.explained, 1);
   EXPECT_EQ(t1.unexplained, 1);
+  ASSERT_EQ(t1.unexplained_rows.size(), 1u);  // listed: the row, both tokens, which is outside its set
+  EXPECT_EQ(t1.unexplained_rows[0], "row 1 (T = 1): the reference wrote 1, the other 2 (unexplained)");
   EXPECT_EQ(res.noise.draws, 12);
   EXPECT_EQ(compare_dumps(a, a).beside[1].differ, 0);
 
