@@ -221,8 +221,8 @@ int check(const CheckOptions& o) {
           std::find(o.kernels.begin(), o.kernels.end(), kernels::real_kernel_name(m)) != o.kernels.end())
         ms.push_back(&subject::subject_of(m));
     // --laws: the gate's laws too
-    const mutants::GateRun gate = mutants::run_gate(ms, mutants::exec_harness(o.run, o.mutant_timeout_s), o.shard,
-                                                    unit, o.laws, {[](const std::string& m) { note(m + " ..."); }});
+    const mutants::GateRun gate =
+        mutants::run_gate(ms, mutants::exec_harness(o.run, o.mutant_timeout_s), o.shard, unit, o.laws, gate_progress(false));
     unit += gate.units;
     std::printf("%s", mutants::table(gate.reports).c_str());
     if (sharded) std::printf("(a shard runs some pairs of each mutant: the gate is decided by `raceoracle merge`)\n");

@@ -1,5 +1,7 @@
 #include "cli/command_support.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "io/files.h"
@@ -9,6 +11,20 @@ namespace raceoracle::cli {
 void note(const std::string& s) {
   std::fprintf(stderr, "  .. %s\n", s.c_str());
   std::fflush(stderr);
+}
+
+mutants::GateProgress gate_progress(bool pairs) {
+  mutants::GateProgress p;
+  p.mutant = [](const std::string& m) { note(m + " ..."); };
+  if (pairs)
+    p.pair = [](const mutants::PairOutcome& o) {
+      if (o.kind != mutants::PairOutcome::Kind::not_applicable)
+        note(fmt::format("  {}: {} ({:.1f} s)", o.law, mutants::to_string(o.kind), o.seconds));
+    };
+  p.ended = [start = Clock::now()](const mutants::MutantReport& r, std::size_t done, std::size_t total) {
+    note(mutants::progress_line(r, done, total, since(start)));
+  };
+  return p;
 }
 
 void write_file(const std::string& path, const std::string& text) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "mutants/gate.h"
 #include "protocol/external_sampler.h"
 
 namespace raceoracle::cli {
@@ -13,6 +14,10 @@ inline double since(Clock::time_point t) { return std::chrono::duration<double>(
 
 /// A progress line on stderr ("  .. text").
 void note(const std::string& s);
+/// What a mutant gate notes as it goes: each mutant as it starts, each
+/// (mutant, law) pair as it ends when `pairs`, and each mutant's verdict with
+/// the count done and the time left (mutants::progress_line) as it ends.
+mutants::GateProgress gate_progress(bool pairs);
 /// Writes `text` to `path` and says so; throws std::runtime_error when it cannot.
 void write_file(const std::string& path, const std::string& text);
 

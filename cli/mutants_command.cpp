@@ -29,13 +29,8 @@ int mutants(const MutantsOptions& o) {
   } else {
     for (const kernels::Kernel* k : kernels::resolve_kernels(o.mutants, true)) ms.push_back(&subject::subject_of(*k));
   }
-  const mutants::GateProgress progress{[](const std::string& m) { note(m + " ..."); },
-                                      [](const mutants::PairOutcome& p) {
-                                        if (p.kind != mutants::PairOutcome::Kind::not_applicable)
-                                          note(fmt::format("  {}: {} ({:.1f} s)", p.law, mutants::to_string(p.kind), p.seconds));
-                                      }};
-  const mutants::GateRun gate =
-      mutants::run_gate(ms, mutants::exec_harness(o.run, o.timeout_s, o.racecheck), o.shard, 0, o.laws, progress);
+  const mutants::GateRun gate = mutants::run_gate(ms, mutants::exec_harness(o.run, o.timeout_s, o.racecheck), o.shard,
+                                                  0, o.laws, gate_progress(true));
   const std::vector<mutants::MutantReport>& reports = gate.reports;
   std::printf("%s", mutants::table(reports).c_str());
   // The first killer's counterexample per mutant; the report JSON has the rest.

@@ -1,5 +1,8 @@
 #include "mutants/gate.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdint>
 
 #include "io/children.h"
@@ -9,6 +12,19 @@ namespace raceoracle::mutants {
 
 HarnessSettings exec_harness(const properties::RunSettings& rs, double timeout_s, bool racecheck) {
   return HarnessSettings{rs, timeout_s, true, io::self_executable(), racecheck};
+}
+
+std::string progress_line(const MutantReport& r, std::size_t done, std::size_t total, double elapsed_s) {
+  const std::vector<std::string> killers = r.killers();
+  std::string s = fmt::format("[{}/{}] {}: {}", done, total, r.mutant->name(), r.status());
+  if (!killers.empty()) s += fmt::format(" by {}", fmt::join(killers, ", "));
+  s += fmt::format(" ({:.1f} s", r.seconds);
+  if (done < total && done > 0) {
+    const double left = elapsed_s / double(done) * double(total - done);
+    s += fmt::format("; {} to go, about {}", total - done,
+                     left < 90 ? fmt::format("{:.0f} s left", left) : fmt::format("{:.1f} min left", left / 60));
+  }
+  return s + ")";
 }
 
 GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const HarnessSettings& hs,
@@ -25,6 +41,12 @@ GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const Harn
   auto runs = [&](std::size_t base, std::size_t i) { return rank[i] != SIZE_MAX && shard.owns(base + rank[i]); };
   GateRun g;
   std::vector<std::size_t> bases;
+  std::size_t total = 0;  // the mutants this shard runs
+  for (std::size_t j = 0; j < mutants.size(); ++j) {
+    bool any = false;
+    for (std::size_t i = 0; i < suite.size(); ++i) any |= runs(first_unit + j * per_mutant, i);
+    total += any;
+  }
   for (const subject::Subject* m : mutants) {
     const std::size_t base = first_unit + g.units;
     g.units += per_mutant;
@@ -34,6 +56,7 @@ GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const Harn
     if (progress.mutant) progress.mutant(m->name());
     g.reports.push_back(run_mutant(*m, hs, progress.pair, [&](std::size_t i) { return runs(base, i); }));
     bases.push_back(base);
+    if (progress.ended) progress.ended(g.reports.back(), g.reports.size(), total);
   }
   g.json = pairs_json(g.reports);
   // run_mutant keeps the owned pairs in suite order: the k-th is the k-th owned unit.

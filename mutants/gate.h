@@ -30,7 +30,12 @@ struct GateRun {
 struct GateProgress {
   std::function<void(const std::string&)> mutant;  ///< told a mutant's name before it runs
   std::function<void(const PairOutcome&)> pair;    ///< told each finished pair
+  /// Told each mutant's report as it ends: the mutants done and to run (this shard's).
+  std::function<void(const MutantReport&, std::size_t done, std::size_t total)> ended;
 };
+/// The line the commands print as a mutant ends: "[3/40] fused-post~high_id_tie: Killed by
+/// AgreesWithOracle (2.1 s; 37 to go, about 1.3 min left)", the time left from the mean so far.
+std::string progress_line(const MutantReport& r, std::size_t done, std::size_t total, double elapsed_s);
 GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const HarnessSettings& hs,
                  const properties::Shard& shard, std::size_t first_unit, const std::vector<std::string>& only = {},
                  const GateProgress& progress = {});
