@@ -84,11 +84,14 @@ LosslessReport verify_lossless(const oracle::VerifyBatchView& b, const std::vect
   rep.requests = R, rep.drafts = K, rep.vocab = V, rep.draws = n;
   auto run = [&](std::int64_t r, std::int64_t i) { return tokens.data() + (r * n + i) * (K + 1); };
 
-  // The exact law: every run is a verify output.
+  // The exact law: every run is a verify output (judged once; the second token's rows skip the malformed).
+  std::vector<char> well_formed(std::size_t(R * n), 1);
   for (std::int64_t r = 0; r < R; ++r)
     for (std::int64_t i = 0; i < n; ++i)
-      if (std::string why = malformed(run(r, i), K, V); !why.empty() && ++rep.malformed_runs <= 10)
-        rep.malformed.push_back(fmt::format("request {}, run {}: {}", r, i, why));
+      if (std::string why = malformed(run(r, i), K, V); !why.empty()) {
+        well_formed[std::size_t(r * n + i)] = 0;
+        if (++rep.malformed_runs <= 10) rep.malformed.push_back(fmt::format("request {}, run {}: {}", r, i, why));
+      }
 
   // The first emitted token's law: P_0 (the bonus's when there are no drafts).
   std::vector<oracle::Distribution> first;
@@ -117,7 +120,7 @@ LosslessReport verify_lossless(const oracle::VerifyBatchView& b, const std::vect
     std::vector<std::int64_t> with_top, without;
     for (std::int64_t i = 0; i < n; ++i) {
       const std::int32_t* out = run(r, i);
-      if (out[1] == race::kVerifyPlaceholder || !malformed(out, K, V).empty()) continue;
+      if (out[1] == race::kVerifyPlaceholder || !well_formed[std::size_t(r * n + i)]) continue;
       (out[0] == top ? with_top : without).push_back(out[1]);
     }
     const oracle::Distribution law = oracle::emitted_distribution(v, 1, c, k);
