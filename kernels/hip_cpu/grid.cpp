@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -62,6 +61,7 @@ Config& config() {
 }
 
 namespace detail {
+thread_local int t_lane = 0, t_warp_size = 0;
 namespace {
 
 // Kernel threads need little stack; sanitizers need more.
@@ -122,12 +122,44 @@ struct PoolAllocator {
 /// aside at a shared access (runs when nothing else can); done: returned.
 enum class Wait : std::uint8_t { none, block, warp, aside, done };
 
+/// The schedule's draws: xoshiro256** seeded by splitmix64 (a shuffle per
+/// pass draws once per thread, so the generator's cost is the scheduler's).
+class ScheduleRng {
+ public:
+  void seed(std::uint64_t s) {
+    for (std::uint64_t& w : s_) {
+      s += 0x9E3779B97F4A7C15ull;
+      std::uint64_t z = s;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      w = z ^ (z >> 31);
+    }
+  }
+  std::uint64_t operator()() {
+    const std::uint64_t out = rotl(s_[1] * 5, 7) * 9, t = s_[1] << 17;
+    s_[2] ^= s_[0], s_[3] ^= s_[1], s_[1] ^= s_[2], s_[0] ^= s_[3], s_[2] ^= t, s_[3] = rotl(s_[3], 45);
+    return out;
+  }
+  /// Uniform in [0, n) up to 2^-32 relative bias (Lemire's multiply-shift), n < 2^32.
+  std::uint32_t below(std::uint32_t n) { return std::uint32_t(((*this)() >> 32) * n >> 32); }
+  template <class T>
+  void shuffle(std::vector<T>& v) {  // Fisher-Yates
+    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[below(std::uint32_t(i))]);
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t s_[4] = {};
+};
+
 struct Block;
 struct Thread {
   dim3 idx;
   int linear = 0;
+  int lane = 0;  // linear % warp size
   Wait wait = Wait::none;
   bool synced = true;  // no shared access since the start, the last barrier or warp exchange
+  bool odd_exchange = false;  // which half of the block's slots this thread's next warp exchange uses
   ctx::fiber fiber;  // the fiber itself while suspended
   ctx::fiber sink;   // the scheduler, while this fiber runs
 };
@@ -136,10 +168,14 @@ struct Block {
   dim3 idx, dim, grid;
   int warp_size = 64;
   std::vector<Thread> threads;
-  std::vector<std::uint64_t> slots;   // one exchange slot per thread
+  /// Two exchange slots per thread, used by alternate exchanges: a lane
+  /// reads exchange k's half after its release while a faster lane may
+  /// already publish exchange k + 1 in the other; none can publish k + 2
+  /// before every lane has published k + 1, so after every read of k.
+  std::vector<std::uint64_t> slots;
   std::vector<int> warp_arrived;
   int block_arrived = 0;
-  std::mt19937_64 rng;        // the schedule's draws (shuffles, preemptions)
+  ScheduleRng rng;            // the schedule's draws (shuffles, preemptions)
   int preempt_per_mille = 0;  // 0 while the schedule is thread order
   std::vector<int> aside;     // the threads set aside at a shared access
   std::string error;
@@ -148,6 +184,10 @@ struct Block {
 thread_local Block* t_block = nullptr;
 thread_local std::uint64_t t_block_serial = 0;  // the blocks this OS thread has started
 thread_local Thread* t_thread = nullptr;
+void enter(Thread& t) {  // t's fiber runs now
+  t_thread = &t;
+  t_lane = t.lane;
+}
 thread_local hipError_t t_last_error = hipSuccess;
 
 /// Suspends the running fiber until the scheduler resumes it.
@@ -155,7 +195,7 @@ void suspend(Wait w) {
   Thread* self = t_thread;
   self->wait = w;
   self->sink = std::move(self->sink).resume();
-  t_thread = self;  // another fiber ran in between
+  enter(*self);  // another fiber ran in between
   if (w == Wait::block || w == Wait::warp) self->synced = true;
 }
 
@@ -171,9 +211,10 @@ void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed, 
     Thread& t = b.threads[std::size_t(i)];
     t.wait = Wait::none;
     t.synced = true;
+    t.odd_exchange = false;
     t.fiber = ctx::fiber(std::allocator_arg, PoolAllocator{}, [&b, &t, &body](ctx::fiber&& sink) {
       t.sink = std::move(sink);
-      t_thread = &t;
+      enter(t);
       body();
       t.wait = Wait::done;
       return std::move(t.sink);
@@ -188,7 +229,7 @@ void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed, 
   std::vector<int> ready(static_cast<std::size_t>(n)), running;
   std::iota(ready.begin(), ready.end(), 0);
   auto run = [&](Thread& t) {
-    t_thread = &t;
+    enter(t);
     t.fiber = std::move(t.fiber).resume();
     if (t.wait == Wait::done) ++done;
   };
@@ -213,7 +254,7 @@ void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed, 
   };
   while (done < n) {
     if (!ready.empty()) {
-      if (seed != 0) std::shuffle(ready.begin(), ready.end(), b.rng);
+      if (seed != 0) b.rng.shuffle(ready);
       running.swap(ready);
       ready.clear();
       for (int i : running) run(b.threads[std::size_t(i)]);
@@ -226,7 +267,7 @@ void run_block(Block& b, const std::function<void()>& body, std::uint64_t seed, 
       b.error = "deadlock: threads wait at a barrier that the rest of the block never reaches";
       break;
     }
-    const std::size_t k = std::size_t(b.rng() % b.aside.size());
+    const std::size_t k = b.rng.below(std::uint32_t(b.aside.size()));
     Thread& t = b.threads[std::size_t(b.aside[k])];
     b.aside[k] = b.aside.back();
     b.aside.pop_back();
@@ -246,8 +287,6 @@ const dim3& thread_idx() { return t_thread->idx; }
 const dim3& block_idx() { return t_block->idx; }
 const dim3& block_dim() { return t_block->dim; }
 const dim3& grid_dim() { return t_block->grid; }
-int warp_size() { return t_block->warp_size; }
-int lane_id() { return t_thread->linear % t_block->warp_size; }
 
 void fresh_shared(void* p, std::size_t bytes) {
   // The block serial each array was last filled in; a kernel declares few.
@@ -267,7 +306,7 @@ void preempt_point() {
   Thread* self = t_thread;
   if (!b || !self || b->preempt_per_mille == 0 || !self->synced) return;
   self->synced = false;
-  if (int(b->rng() % 1000) >= b->preempt_per_mille) return;
+  if (int(b->rng.below(1000)) >= b->preempt_per_mille) return;
   b->aside.push_back(self->linear);
   suspend(Wait::aside);
 }
@@ -279,16 +318,16 @@ void syncthreads() {
 
 std::uint64_t warp_exchange(std::uint64_t v, int src_lane) {
   Block& b = *t_block;
-  const int me = t_thread->linear;
+  Thread& self = *t_thread;
+  const int me = self.linear;
   const int warp = me / b.warp_size;
-  b.slots[std::size_t(me)] = v;
+  const std::size_t half = self.odd_exchange ? b.threads.size() : 0;
+  self.odd_exchange = !self.odd_exchange;
+  b.slots[half + std::size_t(me)] = v;
   ++b.warp_arrived[std::size_t(warp)];
   suspend(Wait::warp);  // every lane has published
-  std::uint64_t out = v;
-  if (src_lane >= 0 && src_lane < live_lanes(b, warp)) out = b.slots[std::size_t(warp * b.warp_size + src_lane)];
-  ++b.warp_arrived[std::size_t(warp)];
-  suspend(Wait::warp);  // every lane has read: the slots may be reused
-  return out;
+  if (src_lane >= 0 && src_lane < live_lanes(b, warp)) return b.slots[half + std::size_t(warp * b.warp_size + src_lane)];
+  return v;
 }
 
 hipError_t take_last_error() {
@@ -318,15 +357,18 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
     b.grid = grid;
     b.warp_size = cfg.warp_size;
     b.threads.resize(threads);
-    b.slots.resize(threads);
+    b.slots.resize(2 * threads);
     b.warp_arrived.assign((threads + cfg.warp_size - 1) / cfg.warp_size, 0);
     for (std::uint64_t i = 0; i < threads; ++i) {
       Thread& t = b.threads[i];
       t.linear = int(i);
+      t.lane = int(i % std::uint64_t(cfg.warp_size));
       t.idx = dim3(unsigned(i % block.x), unsigned(i / block.x % block.y), unsigned(i / (std::uint64_t(block.x) * block.y)));
     }
     Block* outer = t_block;
+    const int outer_warp_size = t_warp_size;
     t_block = &b;
+    t_warp_size = b.warp_size;
     for (std::uint64_t k = next++; k < blocks; k = next++) {
       b.idx = dim3(unsigned(k % grid.x), unsigned(k / grid.x % grid.y), unsigned(k / (std::uint64_t(grid.x) * grid.y)));
       b.block_arrived = 0;
@@ -340,6 +382,7 @@ void run_grid(dim3 grid, dim3 block, const std::function<void()>& body) {
       }
     }
     t_block = outer;
+    t_warp_size = outer_warp_size;
   };
   std::vector<std::thread> pool;
   for (int w = 1; w < workers; ++w) pool.emplace_back(worker);

@@ -82,12 +82,15 @@ const dim3& thread_idx();
 const dim3& block_idx();
 const dim3& block_dim();
 const dim3& grid_dim();
-int warp_size();
+/// The running thread's lane and its block's warp size, kept current by the
+/// scheduler at every fiber switch (read inline: every shuffle reads them).
+extern thread_local int t_lane, t_warp_size;
+inline int warp_size() { return t_warp_size; }
+inline int lane_id() { return t_lane; }
 void syncthreads();
 /// Exchange within the calling thread's warp: every live lane publishes `v`,
 /// then reads the value of lane `src` (its own when `src` is out of range).
 std::uint64_t warp_exchange(std::uint64_t v, int src_lane);
-int lane_id();
 void run_grid(dim3 grid, dim3 block, const std::function<void()>& body);
 /// Fills `bytes` at `p` with 0xFF the first time the running block reaches it.
 void fresh_shared(void* p, std::size_t bytes);
