@@ -2,7 +2,8 @@
 # Installs the Debian packages raceoracle needs. Idempotent and quiet: a
 # package already present costs one dpkg query. Run as root (or via sudo).
 #   ci/install-deps.sh          build + test dependencies (python3-torch: real samplers in the tests;
-#                               clang-14 and its runtime: the libFuzzer targets)
+#                               clang-14 and its runtime: the libFuzzer targets; python3-junitparser:
+#                               the --junit reports read as a CI system reads them)
 #   ci/install-deps.sh --amd    also Debian's hipcc (ROCm 5.2) for the amd build check
 set -euo pipefail
 packages=(
@@ -11,7 +12,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev librandom123-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   gnuplot-nox
-  python3-numpy python3-torch python3-pytest python3-venv
+  python3-numpy python3-torch python3-pytest python3-venv python3-junitparser
   clang-14 libclang-rt-14-dev
 )
 [[ "${1:-}" == "--amd" ]] && packages+=(hipcc libamdhip64-dev)

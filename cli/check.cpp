@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -12,8 +13,11 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/junit_report.h"
 #include "cli/verify_kernels.h"
 #include "io/children.h"
+#include "io/interrupt.h"
+#include "io/progress.h"
 #include "kernels/device_memory.h"
 #include "mutants/gate.h"
 #include "mutants/report.h"
@@ -40,6 +44,15 @@ std::vector<const subject::Subject*> subjects_of(const CheckOptions& o,
   }
   for (const kernels::Kernel* k : kernels::resolve_kernels(o.kernels, false)) out.push_back(&subject::subject_of(*k));
   return out;
+}
+
+/// Where a sampler's failures are kept by default: .raceoracle/corpus/NAME
+/// under the directory the user runs from, NAME made safe as a file name.
+std::string sampler_corpus_dir(const std::string& name) {
+  std::string safe;
+  for (const char c : name) safe += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  if (safe.empty() || safe[0] == '.') safe = "sampler" + safe;
+  return (std::filesystem::current_path() / ".raceoracle" / "corpus" / safe).string();
 }
 
 /// `args` without `flag VALUE` and `flag=VALUE`.
@@ -92,6 +105,7 @@ int check_on_devices(const CheckOptions& o) {
 int check(const CheckOptions& o) {
   if (names_verify_kernels(o.kernels)) return check_verify_kernels(o);
   if (o.devices != 0) return check_on_devices(o);
+  io::stop_gracefully_on_interrupt();
   const auto start = Clock::now();
   nlohmann::json report;
   report["backend"] = kernels::backend_name();
@@ -113,6 +127,7 @@ int check(const CheckOptions& o) {
                                                                   {"batches", o.agreement.batches}}
                                                  : nlohmann::json()},
                    {"mutants", o.mutants},
+                   {"laws_run", o.run_laws},
                    {"fail_fast", o.fail_fast},
                    {"settings", nlohmann::json::parse(properties::to_json(o.run))}};
   const bool sharded = o.shard.count > 1;
@@ -125,18 +140,23 @@ int check(const CheckOptions& o) {
   std::size_t unit = 0;  // the units of the run in their fixed order; this shard runs its own
   std::vector<std::string> unsaved;  // corpus entries that could not be written: errors, after the verdict
   auto finish = [&](int failures) {
+    const bool partial = io::interrupted();  // Ctrl-C: what ran is kept, marked partial
+    const char* verdict = partial ? "INTERRUPTED" : failures == 0 ? "PASS" : "FAIL";
     report["units"] = unit;
     report["failures"] = failures;
     report["seconds"] = since(start);
-    report["verdict"] = failures == 0 ? "PASS" : "FAIL";
+    report["verdict"] = verdict;
+    report["partial"] = partial;
     report["unsaved"] = unsaved;
     // The verdict first: a write that fails afterwards (exit 2) cannot hide it.
-    std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures,
-                failures == 1 ? "" : "s", since(start));
+    std::printf("\nverdict: %s (%d failure%s, %.1f s%s)\n", verdict, failures, failures == 1 ? "" : "s", since(start),
+                partial ? "; a partial run: the report holds the units that ended before the interrupt" : "");
     std::fflush(stdout);
     if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+    if (!o.junit.empty()) write_file(o.junit, junit_of_report("check", report));
     for (const std::string& e : unsaved) std::fprintf(stderr, "raceoracle: error: %s\n", e.c_str());
     if (!unsaved.empty()) return 2;
+    if (partial) return io::interrupted_exit();
     return failures == 0 ? 0 : 1;
   };
   if (ks.empty()) {
@@ -166,33 +186,61 @@ int check(const CheckOptions& o) {
   }
   const auto selected = properties::law_selection(o.laws);
   int failures = 0;
+  // A sampler's own corpus: its failures, replayed after the shared corpus (--no-corpus: neither).
+  properties::RunSettings run = o.run;
+  if (sampler && !o.run.corpus_dir.empty()) {
+    run.subject_corpus_dir = o.sampler_corpus.empty() ? sampler_corpus_dir(sampler->name()) : o.sampler_corpus;
+    std::printf("  its corpus: %s (%zu saved cases, replayed first)\n", run.subject_corpus_dir.c_str(),
+                properties::load_corpus(run.subject_corpus_dir).size());
+  }
 
-  // 1. The laws on each subject.
-  std::printf("\n== laws ==\n%-24s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
-  for (const auto* k : ks)
+  // 1. The laws on each subject: every unit planned first (the count progress shows), this shard's run.
+  struct LawUnit {
+    const subject::Subject* k;
+    const properties::Law* p;
+    properties::CaseChunk c;
+    std::size_t u;
+  };
+  std::vector<LawUnit> plan;
+  if (o.run_laws) std::printf("\n== laws ==\n%-24s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
+  for (const auto* k : o.run_laws ? ks : std::vector<const subject::Subject*>{})
     for (const auto& p : properties::laws()) {
-      if (!selected(p) || (o.fail_fast && failures > 0)) continue;
+      if (!selected(p)) continue;
       if (!p.applies_to(*k)) {
-        if (sampler) std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
+        if (sampler) {
+          std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
+          report["not_applicable"].push_back({{"property", p.name}, {"kernel", k->name()}, {"why", properties::needs_note(p.needs)}});
+        }
         continue;
       }
-      for (const properties::CaseChunk& c : properties::case_chunks(o.run.cases, o.run.seed, o.cases_per_unit)) {
-        const std::size_t u = unit++;
-        if (!o.shard.owns(u)) continue;
-        const auto r = properties::run_law(p, *k, c.settings(o.run));
+      for (const properties::CaseChunk& c : properties::case_chunks(o.run.cases, o.run.seed, o.cases_per_unit))
+        if (const std::size_t u = unit++; o.shard.owns(u)) plan.push_back({k, &p, c, u});
+    }
+  {
+    io::Progress progress(plan.size(), io::live_progress());
+    for (const LawUnit& lu : plan) {
+      if ((o.fail_fast && failures > 0) || io::interrupted()) break;
+      const auto& [k, pp, c, u] = lu;
+      const properties::Law& p = *pp;
+      const std::string name = c.of > 1 ? fmt::format("{} [{}/{}]", p.name, c.index + 1, c.of) : p.name;
+      progress.begin(name + " on " + k->name());
+      const auto r = properties::run_law(p, *k, c.settings(run));
+      progress.end();
+      if (io::interrupted()) break;  // its sampler was stopped mid-unit: its result says nothing
+      {
         const bool ok = r.ok();
         failures += !ok;
-        const std::string name = c.of > 1 ? fmt::format("{} [{}/{}]", p.name, c.index + 1, c.of) : p.name;
         std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
                     ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
         if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
         if (!ok && o.sampler.definition && !deviations.empty())
           std::printf("  judged by SPEC §1 alone (--definition); the sampler declares:\n    %s\n",
                       fmt::format("{}", fmt::join(deviations, "\n    ")).c_str());
-        if (o.save_failures && !sampler && !r.case_json.empty() && r.reproduce.size() > 0) try {
-            std::printf("  saved to the regression corpus: %s (commit it to keep it)\n",
-                        properties::save_to_corpus(properties::default_corpus_dir(), p.name,
-                                                   "found by raceoracle check on " + k->name(), r.case_json).c_str());
+        const std::string corpus = sampler ? run.subject_corpus_dir : properties::default_corpus_dir();
+        if (o.save_failures && !corpus.empty() && !r.case_json.empty() && r.reproduce.size() > 0) try {
+            std::printf("  saved to the regression corpus: %s (replayed first on the next run; commit it to keep it)\n",
+                        properties::save_to_corpus(corpus, p.name, "found by raceoracle check on " + k->name(),
+                                                   r.case_json).c_str());
           } catch (const std::exception& e) {
             std::printf("  NOT saved to the regression corpus: %s\n", e.what());
             unsaved.push_back(std::string("the counterexample was not saved to the regression corpus: ") + e.what());
@@ -207,12 +255,13 @@ int check(const CheckOptions& o) {
                                         {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
       }
     }
+  }
 
   // 2. The mutant gate: every mutant must be killed by a law's failure.
   if (o.mutants && sampler) {
     std::printf("\n== mutant gate ==\nn/a: the mutants are raceoracle's own kernels; gate a broken sampler with "
                 "`raceoracle mutants --sampler CMD`\n");
-  } else if (o.mutants && !(o.fail_fast && failures > 0)) {
+  } else if (o.mutants && !(o.fail_fast && failures > 0) && !io::interrupted()) {
     std::printf("\n== mutant gate ==\n");
     std::fflush(stdout);
     std::vector<const subject::Subject*> ms;
@@ -233,7 +282,7 @@ int check(const CheckOptions& o) {
   }
 
   // 3. Agreement at the production shape, per case.
-  if (!o.run_agreement || (o.fail_fast && failures > 0)) return finish(failures);
+  if (!o.run_agreement || (o.fail_fast && failures > 0) || io::interrupted()) return finish(failures);
   std::printf("\n== agreement: %lld rows x %lld ids, %s, %d batch(es) ==\n", static_cast<long long>(o.agreement.rows),
               static_cast<long long>(o.agreement.vocab), oracle::to_string(o.agreement.dtype), o.agreement.batches);
   std::fflush(stdout);
@@ -245,6 +294,7 @@ int check(const CheckOptions& o) {
   try {
     if (!mine.empty()) cells = analysis::run_agreement(mine, o.agreement, note);
   } catch (const std::exception& e) {
+    if (io::interrupted()) return finish(failures);  // the sampler was stopped: the error says nothing
     std::printf("agreement run failed: %s\n", e.what());
     report["agreement_error"] = e.what();
     ++failures;

@@ -36,6 +36,7 @@ struct CommandLine::Options {
   FrequencyOptions freq;
   LosslessOptions lossless;
   std::string backend, dtype = "bf16", div_dtype = "bf16", freq_dtype = "bf16";
+  bool list_json = false;
   CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr,
            *f = nullptr, *vs = nullptr, *vl = nullptr;
 };
@@ -187,7 +188,8 @@ void add_sampler_options(CLI::App* app, protocol::SamplerSpec& o, const char* wh
 
 constexpr const char* kExitCodes =
     "Exit codes: 0 every verdict PASS; 1 a law failed, a mutant survived or a token is unexplained (the report says "
-    "which); 2 a usage or input error (the reason on stderr), before any work.";
+    "which); 2 a usage or input error (the reason on stderr), before any work; 128 + the signal (130 for Ctrl-C) "
+    "check or mutants interrupted (the reports written, marked partial).";
 
 /// The footer of a command's --help: one example, then the exit codes.
 std::string example(const char* line) { return std::string("Example:\n  ") + line + "\n" + kExitCodes; }
@@ -216,13 +218,20 @@ CommandLine::CommandLine()
   o.c->add_option("--laws,--properties", o.check.laws, "laws to run, on the subjects and in the mutant gate (default: every one that applies)");
   o.c->add_flag_callback("--no-mutants", [&flag = o.check.mutants] { flag = false; }, "skip the mutant gate");
   o.c->add_flag_callback("--no-agreement", [&flag = o.check.run_agreement] { flag = false; }, "skip the production-shape agreement run");
+  o.c->add_flag_callback("--no-laws", [&flag = o.check.run_laws] { flag = false; },
+                         "skip the laws on the subjects: the agreement run (and the mutant gate, when on) alone");
   o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, law)")->check(kPositive);
   o.c->add_option("--rows", o.check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
   o.c->add_option("--json", o.check.json, "write the machine-readable report to this file")->check(kWritableFile);
-  o.c->add_flag_callback("--no-save-failures", [&flag = o.check.save_failures] { flag = false; }, "do not save counterexamples to properties/corpus");
+  o.c->add_option("--junit", o.check.junit, "write the report as JUnit XML (a testcase per subject and law, mutant, agreement cell) for CI")->check(kWritableFile);
+  o.c->add_flag_callback("--no-save-failures", [&flag = o.check.save_failures] { flag = false; },
+                         "do not save counterexamples to the corpus (properties/corpus; a sampler's own: --corpus)");
+  o.c->add_option("--corpus", o.check.sampler_corpus,
+                  "a sampler's own corpus: its failures saved there and replayed first on the next run "
+                  "(default: .raceoracle/corpus/<sampler name> under the current directory)");
   o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the laws at their first failure (mutation runs)");
   add_shard(o.c, o.check.shard);
   o.c->add_option_function<std::string>(
@@ -249,12 +258,14 @@ CommandLine::CommandLine()
                 "hazard is a kill");
   add_shard(o.m, o.mut.shard);
   o.m->add_option("--json", o.mut.json, "write every (mutant, law) outcome, for `raceoracle merge`")->check(kWritableFile);
+  o.m->add_option("--junit", o.mut.junit, "write the gate as JUnit XML (a testcase per mutant) for CI")->check(kWritableFile);
 
   o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run into one");
   o.mg->add_option("reports", o.merge.reports, "the shards' --json reports, every shard once")->required();
   o.mg->add_option("--json", o.merge.json, "write the merged report (the unsharded run's JSON)")->check(kWritableFile);
   o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)")->check(kWritableFile);
   o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)")->check(kWritableFile);
+  o.mg->add_option("--junit", o.merge.junit, "write the report as JUnit XML (a testcase per subject and law, mutant, agreement cell) for CI")->check(kWritableFile);
 
   o.r = app_.add_subcommand("replay", "replay a law's failure from its reproduce string");
   o.r->add_option("--law,--property", o.rep.law, "the law's name")->required();
@@ -337,6 +348,7 @@ CommandLine::CommandLine()
   o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
   o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
   o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file")->check(kWritableFile);
+  o.v->add_option("--junit", o.ver.junit, "write the file's verdict as JUnit XML for CI")->check(kWritableFile);
   o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
 
   o.vs = app_.add_subcommand("verify-step", "check a speculative-decoding verify step's ids (a safetensors file) against "
@@ -345,6 +357,7 @@ CommandLine::CommandLine()
                                         "recovery_noise, bonus_noise, temperatures, tokens (analysis/verify_step.h)")
       ->required();
   o.vs->add_option("--json", o.step.json, "write the machine-readable report to this file")->check(kWritableFile);
+  o.vs->add_option("--junit", o.step.junit, "write the file's verdict as JUnit XML for CI")->check(kWritableFile);
   o.vs->add_option("--show", o.step.show, "failing requests to print")->check(CLI::Range(0, 1000000));
 
   o.vl = app_.add_subcommand("verify-lossless",
@@ -397,6 +410,7 @@ CommandLine::CommandLine()
       ->check(CLI::Range(std::int64_t(0), std::int64_t(race::kMaxDrafts)));
 
   o.l = app_.add_subcommand("list", "list kernels, mutants and laws");
+  o.l->add_flag("--json", o.list_json, "print them as one JSON object");
 }
 
 CommandLine::~CommandLine() = default;
@@ -436,7 +450,7 @@ int CommandLine::run() {
     if (*o.c) return check(o.check);
     if (*o.m) return mutants(o.mut);
     if (*o.r) return replay(o.rep);
-    if (*o.l) return list();
+    if (*o.l) return list(o.list_json);
     if (*o.d) return divergence(o.div);
     if (*o.bn) return bench(o.bo);
     if (*o.v) return verify(o.ver);

@@ -16,13 +16,18 @@ struct CheckOptions {
   protocol::SamplerSpec sampler;     ///< given: check this external sampler instead
   std::vector<std::string> laws;  ///< empty: every law that applies
   bool run_agreement = true;            ///< the production-shape agreement run
+  bool run_laws = true;                 ///< false: the agreement run alone (and the gate, when on)
   /// Seed, cases, corpus (empty: none), shrink budget: the suite's and the mutant gate's.
   properties::RunSettings run;
   bool mutants = true;
   double mutant_timeout_s = 120;
   analysis::AgreementSettings agreement;
   std::string json;  ///< write the machine-readable report here
-  bool save_failures = true;  ///< save shrunk counterexamples of real kernels to the corpus
+  std::string junit;  ///< write the report as JUnit XML here (cli/junit_report.h)
+  bool save_failures = true;  ///< save shrunk counterexamples to the corpus (a sampler's: its own)
+  /// An external sampler's own corpus: its failures saved there, replayed
+  /// first on the next run (empty: .raceoracle/corpus/<its name> here).
+  std::string sampler_corpus;
   bool fail_fast = false;     ///< stop the laws at their first failure
   properties::Shard shard;    ///< run only this shard's units (properties/shard.h)
   int cases_per_unit = properties::kCasesPerUnit;
@@ -45,6 +50,7 @@ struct MutantsOptions {
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
   properties::Shard shard;   ///< run only this shard's (mutant, property) pairs
   std::string json;          ///< every pair's outcome, the report `raceoracle merge` joins
+  std::string junit;         ///< a testcase per mutant, as JUnit XML
   bool racecheck = false;    ///< each pair under compute-sanitizer racecheck (mutants::HarnessSettings)
 };
 int mutants(const MutantsOptions& o);
@@ -54,7 +60,7 @@ int mutants(const MutantsOptions& o);
 /// verdict, mutation report (Stryker schema) and kill matrix.
 struct MergeOptions {
   std::vector<std::string> reports;
-  std::string json, report_json, matrix_md;
+  std::string json, report_json, matrix_md, junit;
 };
 int merge(const MergeOptions& o);
 
@@ -71,7 +77,8 @@ struct ReplayOptions {
 };
 int replay(const ReplayOptions& o);
 
-/// Lists kernels, mutants and laws.
-int list();
+/// Lists kernels, mutants and laws; json: as one JSON object on stdout
+/// (the Python package reads the laws from it).
+int list(bool json = false);
 
 }  // namespace raceoracle::cli

@@ -1,5 +1,6 @@
 // `raceoracle list`: kernels, mutants and laws.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "kernels/device_memory.h"
@@ -9,7 +10,26 @@
 
 namespace raceoracle::cli {
 
-int list() {
+namespace {
+
+int list_json() {
+  using nlohmann::json;
+  json out = {{"backend", kernels::backend_name()}, {"data", properties::data_dir()}};
+  for (const auto& k : kernels::kernels()) out["kernels"].push_back(k.name);
+  for (const auto& k : kernels::mutants()) out["mutants"].push_back(k.name);
+  for (const auto& p : properties::laws())
+    out["laws"].push_back({{"name", p.name}, {"statement", p.statement}, {"needs", properties::needs_note(p.needs)}});
+  for (const auto& k : kernels::verify_kernels()) out["verify_kernels"].push_back(std::string(k.name));
+  for (const auto& m : properties::verify_mutants({})) out["verify_mutants"].push_back(m.name());
+  for (const auto& p : properties::verify_laws()) out["verify_laws"].push_back({{"name", p.name}, {"statement", p.statement}});
+  std::printf("%s\n", out.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int list(bool json) {
+  if (json) return list_json();
   std::printf("data: %s\n", properties::data_dir().c_str());
   std::printf("kernels (%s backend):\n", kernels::backend_name());
   for (const auto& k : kernels::kernels()) {

@@ -7,6 +7,8 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/junit_report.h"
+#include "io/interrupt.h"
 #include "cli/verify_kernels.h"
 #include "mutants/gate.h"
 #include "mutants/report.h"
@@ -16,6 +18,7 @@ namespace raceoracle::cli {
 
 int mutants(const MutantsOptions& o) {
   if (names_verify_kernels(o.mutants)) return mutants_verify(o);
+  io::stop_gracefully_on_interrupt();
   std::unique_ptr<protocol::ExternalSampler> sampler;
   std::vector<const subject::Subject*> ms;
   if (o.racecheck && std::string(kernels::backend_name()) != "nvidia")
@@ -46,15 +49,22 @@ int mutants(const MutantsOptions& o) {
   }
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(reports) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(reports));
-  if (!o.json.empty())
-    write_file(o.json, nlohmann::json{{"seed", o.run.seed}, {"cases", o.run.cases}, {"units", gate.units},
-                                      {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
-                                               {"mutants", o.mutants}, {"sampler", o.sampler.command},
-                                               {"sampler_overrides", protocol::to_fields(o.sampler.overrides)},
-                                               {"properties", o.laws}, {"timeout_s", o.timeout_s},
-                                               {"settings", nlohmann::json::parse(properties::to_json(o.run))}}},
-                                      {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
-                                      {"mutants", gate.json}}.dump(2) + "\n");
+  const nlohmann::json report{{"seed", o.run.seed}, {"cases", o.run.cases}, {"units", gate.units},
+                              {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
+                                       {"mutants", o.mutants}, {"sampler", o.sampler.command},
+                                       {"sampler_overrides", protocol::to_fields(o.sampler.overrides)},
+                                       {"properties", o.laws}, {"timeout_s", o.timeout_s},
+                                       {"settings", nlohmann::json::parse(properties::to_json(o.run))}}},
+                              {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
+                              {"partial", gate.partial},
+                              {"mutants", gate.json}};
+  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+  if (!o.junit.empty()) write_file(o.junit, junit_of_report("mutants", report, o.expect_killed_by));
+  if (gate.partial) {
+    std::printf("verdict: INTERRUPTED (a partial run: the reports hold the %zu mutants that ended before the interrupt)\n",
+                reports.size());
+    return io::interrupted_exit();
+  }
   if (o.shard.count > 1) {
     std::printf("shard %s: some pairs of each mutant; the gate is decided by `raceoracle merge`\n", o.shard.str().c_str());
     return 0;

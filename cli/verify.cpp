@@ -1,11 +1,14 @@
 #include "cli/verify.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "analysis/verify.h"
 #include "analysis/verify_step.h"
 #include "cli/command_support.h"
+#include "cli/junit_report.h"
 #include "io/table.h"
 #include "protocol/contract_fields.h"
 
@@ -28,6 +31,7 @@ const std::vector<io::Column<R>> kCounts{
 }  // namespace
 
 int verify(const VerifyOptions& o) {
+  const auto start = Clock::now();
   analysis::VerifyReport r;
   try {
     r = analysis::verify_file(o.file, o.show);
@@ -51,15 +55,18 @@ int verify(const VerifyOptions& o) {
     std::printf("  %lld noise draws are negative, NaN or infinite: not Exp(1) draws\n",
                 static_cast<long long>(r.invalid_noise()));
   std::printf("%s", r.noise.describe().c_str());
+  std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
   if (!o.json.empty()) {
     nlohmann::json j = counts.json()[0];
     j.update({{"file", o.file}, {"rows", r.rows}, {"vocab", r.vocab}, {"failures", r.failures}, {"deviations", deviations},
               {"noise", analysis::to_json(r.noise)}, {"verdict", r.ok() ? "PASS" : "FAIL"}});
-    std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
     write_file(o.json, j.dump(2) + "\n");
-    return r.ok() ? 0 : 1;
   }
-  std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");
+  if (!o.junit.empty())
+    write_file(o.junit, junit_of_file_verdict("verify", o.file, r.ok(),
+                                              fmt::format("{} UNEXPLAINED, {} OUT-OF-RANGE of {} rows", r.unexplained,
+                                                          r.out_of_range, r.rows),
+                                              r.failures, since(start)));
   return r.ok() ? 0 : 1;
 }
 
@@ -76,6 +83,7 @@ const std::vector<io::Column<S>> kStepCounts{
 }  // namespace
 
 int verify_step(const VerifyOptions& o) {
+  const auto start = Clock::now();
   S r;
   try {
     r = analysis::verify_step_file(o.file, o.show);
@@ -101,6 +109,11 @@ int verify_step(const VerifyOptions& o) {
               {"failures", r.failures}, {"deviations", deviations}, {"verdict", r.ok() ? "PASS" : "FAIL"}});
     write_file(o.json, j.dump(2) + "\n");
   }
+  if (!o.junit.empty())
+    write_file(o.junit, junit_of_file_verdict("verify-step", o.file, r.ok(),
+                                              fmt::format("{} UNEXPLAINED, {} OUT-OF-RANGE of {} requests",
+                                                          r.unexplained, r.out_of_range, r.requests),
+                                              r.failures, since(start)));
   return r.ok() ? 0 : 1;
 }
 

@@ -8,6 +8,7 @@ namespace raceoracle::cli {
 
 struct VerifyOptions {
   std::string file, json;
+  std::string junit;  ///< the file's verdict as JUnit XML
   int show = 10;
 };
 int verify(const VerifyOptions& o);

@@ -1,6 +1,7 @@
 // `raceoracle check --kernels verify-...` and `raceoracle mutants --mutants
 // verify-...~...`: the verify step's laws and mutant gate on the verify
 // kernels (SPEC §11; properties/verify_laws.h).
+#include "cli/junit_report.h"
 #include "cli/verify_kernels.h"
 
 #include <fmt/format.h>
@@ -64,6 +65,7 @@ bool names_verify_kernels(const std::vector<std::string>& names) {
 
 int check_verify_kernels(const CheckOptions& o) {
   refuse_unsupported(o.shard.count > 1 || o.devices != 0, o.sampler.given(), "check");
+  if (!o.run_laws) throw std::invalid_argument("--no-laws: the verify kernels have no agreement run; their laws are the check");
   std::vector<VerifySubject> subjects;
   for (const std::string& n : o.kernels) {
     if (!properties::is_verify_name(n))
@@ -122,6 +124,7 @@ int check_verify_kernels(const CheckOptions& o) {
               failures == 1 ? "" : "s", since(start));
   std::fflush(stdout);
   if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+  if (!o.junit.empty()) write_file(o.junit, junit_of_report("check", report));
   return failures == 0 ? 0 : 1;
 }
 
@@ -167,12 +170,12 @@ int mutants_verify(const MutantsOptions& o) {
         ++bad;
       }
   }
-  if (!o.json.empty())
-    write_file(o.json, nlohmann::json{{"seed", o.run.seed}, {"cases", o.run.cases},
-                                      {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
-                                               {"mutants", o.mutants}, {"properties", o.laws}}},
-                                      {"mutants", mutants}}
-                           .dump(2) + "\n");
+  const nlohmann::json report{{"seed", o.run.seed}, {"cases", o.run.cases},
+                              {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
+                                       {"mutants", o.mutants}, {"properties", o.laws}}},
+                              {"mutants", mutants}};
+  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
+  if (!o.junit.empty()) write_file(o.junit, junit_of_report("mutants", report, o.expect_killed_by));
   std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
   return bad == 0 ? 0 : 1;
 }

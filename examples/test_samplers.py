@@ -2,6 +2,11 @@
 
     python3 -m pytest examples/        (RACEORACLE_BIN, PATH or the build tree gives the binary)
 """
+import os
+import subprocess
+import sys
+from xml.etree import ElementTree
+
 import numpy as np
 import pytest
 
@@ -16,13 +21,30 @@ def test_torch_race_sampler():
     raceoracle.check(torch_race_sampler.race, tensors="torch", **torch_race_sampler.CONTRACT)
 
 
-def test_numpy_race_sampler():
-    raceoracle.check(numpy_race_sampler.race, **numpy_race_sampler.CONTRACT)
+# One pytest item per law, and one for the agreement run: `pytest -k GreedyIsExact` runs one, and
+# pytest's --junitxml has a testcase per law.
+test_numpy_race_sampler = raceoracle.law_tests(numpy_race_sampler.race, **numpy_race_sampler.CONTRACT)
+
+
+def test_law_tests_are_pytest_items_a_ci_report_names(tmp_path):
+    here = os.path.dirname(os.path.abspath(__file__))
+    package = os.path.dirname(os.path.dirname(os.path.abspath(raceoracle.__file__)))  # the raceoracle this test runs
+    (tmp_path / "test_items.py").write_text(
+        "import sys\nsys.path[:0] = [%r, %r]\nimport raceoracle, numpy_race_sampler\n"
+        "test_race = raceoracle.law_tests(numpy_race_sampler.race, **numpy_race_sampler.CONTRACT)\n" % (package, here))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path / "test_items.py"),
+                          "-k", "GreedyIsExact or PartialsAreFinite", "--junitxml", str(tmp_path / "junit.xml")],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    cases = {c.get("name"): c for c in ElementTree.parse(tmp_path / "junit.xml").iter("testcase")}
+    assert set(cases) == {"test_race[GreedyIsExact]", "test_race[PartialsAreFinite]"}, cases
+    assert cases["test_race[GreedyIsExact]"].find("skipped") is None
+    assert "n/a" in cases["test_race[PartialsAreFinite]"].find("skipped").get("message")
 
 
 def test_a_broken_sampler_fails_with_its_counterexample_and_replay():
     with pytest.raises(AssertionError) as failure:
-        raceoracle.check(broken_samplers.greedy_only_at_zero, tensors="torch", agreement=False,
+        raceoracle.check(broken_samplers.greedy_only_at_zero, tensors="torch", agreement=False, save_failures=False,
                          properties=["GreedyIsExact"], **torch_race_sampler.CONTRACT)
     text = str(failure.value)
     assert "GreedyIsExact: FAILED" in text
@@ -51,7 +73,8 @@ def test_a_numpy_sampler_without_eps_is_caught():
         return np.where(temperatures <= greedy_eps, logits.argmax(axis=1), keys.argmax(axis=1))
 
     with pytest.raises(AssertionError, match="MaskedIdsNeverWin: FAILED"):
-        raceoracle.check(no_eps, agreement=False, properties=["MaskedIdsNeverWin"], **numpy_race_sampler.CONTRACT)
+        raceoracle.check(no_eps, agreement=False, properties=["MaskedIdsNeverWin"], save_failures=False,
+                         **numpy_race_sampler.CONTRACT)
 
 
 def test_a_sampler_written_from_the_protocol_doc_is_right_at_t_equal_greedy_eps():
@@ -73,7 +96,7 @@ def test_an_exception_in_the_sampler_is_reported_not_hidden():
         raise RuntimeError("kernel launch failed")
 
     with pytest.raises(AssertionError, match="the sampler reported an error: RuntimeError: kernel launch failed"):
-        raceoracle.check(raises, agreement=False, properties=["TokensInRange"])
+        raceoracle.check(raises, agreement=False, properties=["TokensInRange"], save_failures=False)
 
 
 def test_a_failure_is_reported_under_a_c_locale():
@@ -87,7 +110,7 @@ def test_a_failure_is_reported_under_a_c_locale():
         "def raises(logits, noise, temperatures, eps, greedy_eps):\n"
         "    raise ValueError('temp\\u00e9rature \\u2265 0')\n"
         "try:\n"
-        "    raceoracle.check(raises, agreement=False, properties=['TokensInRange'], cases=3)\n"
+        "    raceoracle.check(raises, agreement=False, properties=['TokensInRange'], cases=3, save_failures=False)\n"
         "except AssertionError as e:\n"
         "    print('ASSERTION', 'the sampler reported an error: ValueError: temp' in str(e))\n")
     env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0", PYTHONPATH=os.pathsep.join(sys.path))

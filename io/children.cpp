@@ -21,8 +21,7 @@ namespace {
 std::array<std::atomic<pid_t>, 256> g_live{};
 
 void kill_live_and_reraise(int sig) {
-  for (auto& p : g_live)
-    if (pid_t g = p.load(); g > 0) kill(-g, SIGKILL);
+  kill_live_groups();
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -39,6 +38,11 @@ void install_handlers_once() {
 }
 
 }  // namespace
+
+void kill_live_groups() {
+  for (auto& p : g_live)
+    if (pid_t g = p.load(); g > 0) kill(-g, SIGKILL);
+}
 
 bool become_group_leader(pid_t parent) {
   setpgid(0, 0);

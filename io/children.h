@@ -18,6 +18,8 @@ bool become_group_leader(pid_t parent);
 /// with the child's own setpgid), killed on SIGINT/SIGTERM/SIGHUP until untracked.
 void track_group(pid_t pid);
 void untrack_group(pid_t pid);
+/// SIGKILL to every tracked group (async-signal-safe: a signal handler's).
+void kill_live_groups();
 
 /// This process's executable (/proc/self/exe); "" when it cannot be read.
 std::string self_executable();

@@ -6,6 +6,8 @@
 #include <cstdint>
 
 #include "io/children.h"
+#include "io/interrupt.h"
+#include "io/progress.h"
 #include "mutants/report.h"
 
 namespace raceoracle::mutants {
@@ -19,11 +21,7 @@ std::string progress_line(const MutantReport& r, std::size_t done, std::size_t t
   std::string s = fmt::format("[{}/{}] {}: {}", done, total, r.mutant->name(), r.status());
   if (!killers.empty()) s += fmt::format(" by {}", fmt::join(killers, ", "));
   s += fmt::format(" ({:.1f} s", r.seconds);
-  if (done < total && done > 0) {
-    const double left = elapsed_s / double(done) * double(total - done);
-    s += fmt::format("; {} to go, about {}", total - done,
-                     left < 90 ? fmt::format("{:.0f} s left", left) : fmt::format("{:.1f} min left", left / 60));
-  }
+  if (const std::string left = io::time_left(elapsed_s, done, total); !left.empty()) s += "; " + left;
   return s + ")";
 }
 
@@ -53,8 +51,11 @@ GateRun run_gate(const std::vector<const subject::Subject*>& mutants, const Harn
     bool any = false;
     for (std::size_t i = 0; i < suite.size(); ++i) any |= runs(base, i);
     if (!any) continue;
+    if ((g.partial = io::interrupted())) break;  // Ctrl-C (io/interrupt.h): no mutant starts
     if (progress.mutant) progress.mutant(m->name());
-    g.reports.push_back(run_mutant(*m, hs, progress.pair, [&](std::size_t i) { return runs(base, i); }));
+    MutantReport r = run_mutant(*m, hs, progress.pair, [&](std::size_t i) { return runs(base, i); });
+    if ((g.partial = io::interrupted())) break;  // its children were killed mid-run: its pairs say nothing
+    g.reports.push_back(std::move(r));
     bases.push_back(base);
     if (progress.ended) progress.ended(g.reports.back(), g.reports.size(), total);
   }

@@ -26,6 +26,9 @@ struct GateRun {
   std::vector<MutantReport> reports;
   nlohmann::json json;
   std::size_t units = 0;  ///< every mutant's, run here or not
+  /// Cut short by an interrupt (io/interrupt.h): the mutants after the last
+  /// report were not run (and the one running then is left out).
+  bool partial = false;
 };
 struct GateProgress {
   std::function<void(const std::string&)> mutant;  ///< told a mutant's name before it runs

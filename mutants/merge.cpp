@@ -54,6 +54,9 @@ MergedRun merge_shards(const std::vector<std::string>& paths) {
   std::set<int> seen;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const json& s = shards[i];
+    if (s.value("partial", false))
+      throw std::invalid_argument(fmt::format("{} is a partial report (its run was interrupted): run that shard again",
+                                              paths[i]));
     for (const char* key : {"seed", "cases", "cases_per_unit", "units", "backend"})
       if (s.value(key, json()) != first.value(key, json()))
         throw std::invalid_argument(fmt::format("{} and {} are not shards of one run: their {} differ ({} vs {})",

@@ -13,6 +13,7 @@ void fields(S& s, F&& f) {
   f("cases", s.cases);
   f("reproduce", s.reproduce);
   f("corpus_dir", s.corpus_dir);
+  f("subject_corpus_dir", s.subject_corpus_dir);
   f("matrix", s.matrix);
   f("shrink_seconds", s.shrink_seconds);
 }

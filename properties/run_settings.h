@@ -20,6 +20,9 @@ struct RunSettings {
   std::string reproduce;  ///< a RapidCheck reproduce string: replay that counterexample only
   /// Saved counterexamples replayed before the random search; empty: none.
   std::string corpus_dir = default_corpus_dir();
+  /// The subject's own corpus (an external sampler's failures, `check
+  /// --corpus`), replayed after the shared one; empty: none.
+  std::string subject_corpus_dir;
   /// Run the coverage-matrix cases and require the law's cells (a run split
   /// into chunks does so in its first chunk only).
   bool matrix = true;

@@ -38,8 +38,8 @@ RunSettings CaseChunk::settings(const RunSettings& whole) const {
   RunSettings s = whole;
   s.seed = seed;
   s.cases = cases;
-  if (index > 0) s.corpus_dir.clear();
-  s.matrix = index == 0;
+  if (index > 0) s.corpus_dir.clear(), s.subject_corpus_dir.clear();
+  s.matrix = whole.matrix && index == 0;  // --random-only holds in every chunk
   return s;
 }
 

@@ -340,8 +340,9 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     return out;
   };
   // Failing cases found once are replayed first (SPEC: regression corpus).
-  if (!s.corpus_dir.empty() && s.reproduce.empty()) {
-    for (const CorpusEntry& e : cached_corpus(s.corpus_dir)) {
+  for (const std::string& dir : {s.corpus_dir, s.subject_corpus_dir}) {
+    if (dir.empty() || !s.reproduce.empty()) continue;
+    for (const CorpusEntry& e : cached_corpus(dir)) {
       if (e.law != p.name) continue;
       ++out.cases;
       const std::string failure = run_case(p, k, e.spec);

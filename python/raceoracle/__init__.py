@@ -2,6 +2,7 @@
 
     import raceoracle
     raceoracle.check(my_sampler)          # one line in a pytest test
+    test_my_sampler = raceoracle.law_tests(my_sampler)   # or a pytest item per law (pytest -k GreedyIsExact)
     raceoracle.frequency(my_sampler)      # a sampler with its own RNG, judged by its token frequencies
     raceoracle.serve(my_sampler)          # a sampler process for `raceoracle check --sampler CMD`
     raceoracle.verify(logits, noise, temperatures, tokens)
@@ -14,10 +15,11 @@ A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
 (docs/SAMPLER_PROTOCOL.md). Pure Python over numpy; torch is optional.
 """
 from ._messages import PROTOCOL_VERSION, ProtocolError
-from ._run import (Report, check, find_binary, frequency, replay, save_safetensors, verify, verify_lossless,
+from ._pytest_items import law_tests
+from ._run import (Report, check, find_binary, frequency, laws, replay, save_safetensors, verify, verify_lossless,
                    verify_step, write_dump, write_lossless_runs, write_verify_dump)
 from ._serve import Filters, OwnDraws, serve, serve_on
 from ._version import __version__
 
-__all__ = ["check", "frequency", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "verify_step", "verify_lossless", "write_dump", "write_verify_dump", "write_lossless_runs", "save_safetensors", "find_binary", "Report", "ProtocolError",
+__all__ = ["check", "law_tests", "laws", "frequency", "replay", "serve", "serve_on", "Filters", "OwnDraws", "verify", "verify_step", "verify_lossless", "write_dump", "write_verify_dump", "write_lossless_runs", "save_safetensors", "find_binary", "Report", "ProtocolError",
            "PROTOCOL_VERSION"]

@@ -109,8 +109,16 @@ def _python_replay(fn, property_name, reproduce, case):
     return "raceoracle.replay(%s, %r, %s)" % (getattr(fn, "__name__", "fn"), property_name, what)
 
 
+def laws():
+    """The laws `raceoracle check` runs, in its order: dicts with name,
+    statement and needs (what a subject must offer; empty: any sampler)."""
+    out = subprocess.run([find_binary(), "list", "--json"], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["laws"]
+
+
 def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=None, vocab=None, timeout=60,
-          tensors="numpy", device="cpu", name=None, definition=False, **contract):
+          tensors="numpy", device="cpu", name=None, definition=False, laws=True, corpus=None, save_failures=True,
+          **contract):
     """Runs `raceoracle check` on fn, served from this process.
 
     Returns the report (a dict; .passed, .text) when every law held; raises
@@ -118,9 +126,20 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
     otherwise. `contract` takes scaling_order, exp_ulp, div_ulp, stages and
     the conventions (greedy_rule, greedy_below, eps_rule, eps_fixed,
     nan_logits; docs/CONVENTIONS.md). definition=True judges by SPEC 1 alone,
-    the declared conventions reported but not honoured.
+    the declared conventions reported but not honoured. laws=False runs the
+    agreement run alone. A law the sampler cannot serve is listed in the
+    report's "not_applicable" (law_tests skips it). A failure the random search
+    finds is saved to the sampler's corpus (`corpus`, default
+    .raceoracle/corpus/<name> under the current directory) and replayed first
+    on the next run; save_failures=False saves nothing.
     """
     args = ["--cases", str(cases), "--sampler-timeout", str(timeout)]
+    if not laws:
+        args += ["--no-laws"]
+    if corpus is not None:
+        args += ["--corpus", os.fspath(corpus)]
+    if not save_failures:
+        args += ["--no-save-failures"]
     if seed is not None:
         args += ["--seed", str(seed)]
     if properties:

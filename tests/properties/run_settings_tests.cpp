@@ -18,6 +18,7 @@ TEST(RunSettings, SurvivesItsJsonRoundTripInEveryField) {
   s.cases = 1;
   s.reproduce = "x\"y\\z\n\xc3\xa9";
   s.corpus_dir.clear();
+  s.subject_corpus_dir = "/tmp/a b/.raceoracle/corpus/my-sampler";
   s.matrix = false;
   s.shrink_seconds = 1e-300;
   EXPECT_EQ(run_settings_from_json(to_json(s)), s);
@@ -27,6 +28,9 @@ TEST(RunSettings, SurvivesItsJsonRoundTripInEveryField) {
   EXPECT_EQ(run_settings_from_json(to_json(one)), one);
   one = {};
   one.shrink_seconds = 3;
+  EXPECT_EQ(run_settings_from_json(to_json(one)), one);
+  one = {};
+  one.subject_corpus_dir = "corpus";
   EXPECT_EQ(run_settings_from_json(to_json(one)), one);
 }
 

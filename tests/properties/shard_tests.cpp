@@ -48,6 +48,12 @@ TEST(CaseChunks, OnlyChunkZeroReplaysTheCorpusAndMeetsTheMatrix) {
     EXPECT_EQ(s.shrink_seconds, 5);  // the rest of the run's settings, unchanged
     EXPECT_EQ(s.reproduce, "r");
   }
+  whole.matrix = false;  // --random-only: no chunk runs the matrix
+  whole.subject_corpus_dir = "mine";
+  for (const CaseChunk& k : c) {
+    EXPECT_FALSE(k.settings(whole).matrix);
+    EXPECT_EQ(k.settings(whole).subject_corpus_dir, k.index == 0 ? "mine" : "");
+  }
 }
 
 TEST(CaseChunks, SplitTheCasesEvenlyAndKeepTheSeedForChunkZero) {

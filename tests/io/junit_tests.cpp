@@ -1,0 +1,59 @@
+// JUnit XML: counts that add up, text any XML reader accepts.
+#include "io/junit.h"
+
+#include <gtest/gtest.h>
+
+namespace raceoracle::io {
+namespace {
+
+TEST(Junit, EscapesMarkupAndKeepsNewlines) {
+  EXPECT_EQ(xml_escape("a<b & c>\"d\" 'e'"), "a&lt;b &amp; c&gt;&quot;d&quot; &apos;e&apos;");
+  EXPECT_EQ(xml_escape("row 3\nreplay: x\t y"), "row 3&#10;replay: x&#9; y");         // an attribute's
+  EXPECT_EQ(xml_escape("row 3\nreplay: <x>\t y", false), "row 3\nreplay: &lt;x&gt;\t y");  // element text
+  EXPECT_EQ(xml_escape("T = 0.7 ≤ 1, §11, 🙂"), "T = 0.7 ≤ 1, §11, 🙂");  // valid UTF-8 passes unchanged
+}
+
+TEST(Junit, WritesWhatXmlCannotHoldAsTheReplacementCharacter) {
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(xml_escape(std::string("a\0b", 3)), "a" + r + "b");        // NUL
+  EXPECT_EQ(xml_escape("\x1b[31mred"), r + "[31mred");                // an ANSI escape
+  EXPECT_EQ(xml_escape("\xff\xfe"), r + r);                            // not UTF-8
+  EXPECT_EQ(xml_escape("\xC0\xAF"), r + r);                            // overlong '/'
+  EXPECT_EQ(xml_escape("\xED\xA0\x80"), r + r + r);                    // a UTF-16 surrogate
+  EXPECT_EQ(xml_escape("\xEF\xBF\xBE"), r + r + r);                    // U+FFFE
+  EXPECT_EQ(xml_escape("\xF4\x90\x80\x80"), r + r + r + r);            // past U+10FFFF
+  EXPECT_EQ(xml_escape("ab\xE2\x89"), "ab" + r + r);                   // cut mid-character
+}
+
+TEST(Junit, CountsTestsFailuresAndSkipsPerSuiteAndInAll) {
+  JunitSuite laws{"raceoracle check: laws", {{"seed", "20261130"}}, {}};
+  laws.cases.push_back({"fused-post", "AgreesWithOracle", 1.5, std::nullopt, std::nullopt});
+  laws.cases.push_back({"fused-post", "GreedyIsExact", 0.25, JunitOutcome{"GreedyIsExact on fused-post: FAILED",
+                                                                          "row 0: token 7\nreplay: raceoracle replay"},
+                        std::nullopt});
+  laws.cases.push_back({"sampler", "PartialsAreFinite", 0, std::nullopt, JunitOutcome{"n/a: no partials", ""}});
+  JunitSuite gate{"raceoracle check: mutant gate", {}, {{"mutant gate", "fused-post~x", 2, std::nullopt, std::nullopt}}};
+  EXPECT_EQ(laws.failures(), 1);
+  EXPECT_EQ(laws.skipped(), 1);
+  EXPECT_DOUBLE_EQ(laws.seconds(), 1.75);
+  const std::string xml = junit_xml("raceoracle check", {laws, gate});
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"raceoracle check\" tests=\"4\" "
+                      "failures=\"1\" errors=\"0\" skipped=\"1\" time=\"3.750\">",
+                      0),
+            0u)
+      << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"raceoracle check: laws\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\" "
+                     "time=\"1.750\">"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"seed\" value=\"20261130\"/>"), std::string::npos);
+  EXPECT_NE(xml.find("<failure message=\"GreedyIsExact on fused-post: FAILED\">row 0: token 7\nreplay: raceoracle "
+                     "replay</failure>"),
+            std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"n/a: no partials\"></skipped>"), std::string::npos);
+  EXPECT_NE(xml.find("<testcase classname=\"mutant gate\" name=\"fused-post~x\" time=\"2.000\"/>"), std::string::npos);
+  const std::string end = "  </testsuite>\n</testsuites>\n";
+  EXPECT_EQ(xml.substr(xml.size() - end.size()), end);
+}
+
+}  // namespace
+}  // namespace raceoracle::io
