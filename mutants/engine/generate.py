@@ -5,6 +5,7 @@ units the cpu build compiles. Only device code is mutated (the bodies of
 and launches, and is judged by tests/kernels, not by the property suite. A mutant the compiler rejects (a switch in a
 place that must stay a constant expression, an operator its types lack) is
 recorded as CompileError and left out of the schemata."""
+import concurrent.futures
 import glob
 import json
 import os
@@ -77,17 +78,28 @@ def scan(root, build_dir, clang="clang++-14"):
         raise RuntimeError(f"not in {build_dir}/compile_commands.json: {missing} (configure a cpu build first)")
     sources = {f: Source(f) for f in ordered}
     found = {f: [] for f in targets}
-    for unit in units:
-        entry = db[unit]
-        args = [clang] + _flags(entry) + ["-fsyntax-only", "-Wno-everything", "-fno-color-diagnostics", "-Xclang", "-ast-dump", unit]
-        roots = ast_scan.dump_nodes(args, targets, entry["directory"])
-        for path, src in sources.items():
-            bodies = ops.device_bodies(src, roots)
-            const = ops.const_spans(src, roots)
-            here = ops.node_sites(src, roots)
-            here += [s for s in ops.macro_sites(src, bodies) if not any(a <= s.lo < b for a, b in const)]
-            found[path] += [s for s in here if ops.in_spans(s, bodies)]
+    # One process a unit (the AST dump's parse is most of the time), the sites joined in unit order.
+    jobs = [([clang] + _flags(db[u]) + ["-fsyntax-only", "-Wno-everything", "-fno-color-diagnostics", "-Xclang",
+                                       "-ast-dump", u], ordered, db[u]["directory"]) for u in units]
+    with concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for per_path in pool.map(_unit_sites, *zip(*jobs)) if jobs else []:
+            for path, here in per_path.items():
+                found[path] += here
     return sources, found, {u: db[u] for u in units}
+
+
+def _unit_sites(args, ordered, cwd):
+    """The sites one unit's AST holds, by file (a worker process's job in scan)."""
+    roots = ast_scan.dump_nodes(args, set(ordered), cwd)
+    out = {}
+    for path in ordered:
+        src = Source(path)
+        bodies = ops.device_bodies(src, roots)
+        const = ops.const_spans(src, roots)
+        here = ops.node_sites(src, roots)
+        here += [s for s in ops.macro_sites(src, bodies) if not any(a <= s.lo < b for a, b in const)]
+        out[path] = [s for s in here if ops.in_spans(s, bodies)]
+    return out
 
 
 def _compile_errors(entry, unit_out, gen_dir):
@@ -117,8 +129,10 @@ def generate(root, build_dir, out_dir, max_rounds=12, log=print):
     for round_ in range(max_rounds):
         paths = _write(root, out_dir, sources, top)
         bad = {}
-        for unit, entry in units.items():
-            rc, err = _compile_errors(entry, paths[unit], out_dir)
+        # The units' syntax checks side by side (fused.hip's alone is most of a serial round).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            checked = list(pool.map(lambda u: _compile_errors(units[u], paths[u], out_dir), list(units)))
+        for rc, err in checked:
             if rc == 0:
                 continue
             ids = _ids_in_error(err, out_dir)
