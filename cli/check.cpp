@@ -227,33 +227,31 @@ int check(const CheckOptions& o) {
       const auto r = properties::run_law(p, *k, c.settings(run));
       progress.end();
       if (io::interrupted()) break;  // its sampler was stopped mid-unit: its result says nothing
-      {
-        const bool ok = r.ok();
-        failures += !ok;
-        std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
-                    ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
-        if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
-        if (!ok && o.sampler.definition && !deviations.empty())
-          std::printf("  judged by SPEC §1 alone (--definition); the sampler declares:\n    %s\n",
-                      fmt::format("{}", fmt::join(deviations, "\n    ")).c_str());
-        const std::string corpus = sampler ? run.subject_corpus_dir : properties::default_corpus_dir();
-        if (o.save_failures && !corpus.empty() && !r.case_json.empty() && r.reproduce.size() > 0) try {
-            std::printf("  saved to the regression corpus: %s (replayed first on the next run; commit it to keep it)\n",
-                        properties::save_to_corpus(corpus, p.name, "found by raceoracle check on " + k->name(),
-                                                   r.case_json).c_str());
-          } catch (const std::exception& e) {
-            std::printf("  NOT saved to the regression corpus: %s\n", e.what());
-            unsaved.push_back(std::string("the counterexample was not saved to the regression corpus: ") + e.what());
-          }
-        if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
-        std::fflush(stdout);
-        report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
-                                        {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
-                                        {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
-                                        {"seconds", r.seconds}, {"uncovered", r.uncovered},
-                                        {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
-                                        {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
-      }
+      const bool ok = r.ok();
+      failures += !ok;
+      std::printf("%-24s %-14s %-9s %7d %6.1fs\n", name.c_str(), k->name().c_str(),
+                  ok ? "pass" : r.uncovered.empty() ? properties::to_string(r.verdict) : "UNCOVERED", r.cases, r.seconds);
+      if (!r.counterexample.empty()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), properties::replay_command(p, *k, r).c_str());
+      if (!ok && o.sampler.definition && !deviations.empty())
+        std::printf("  judged by SPEC §1 alone (--definition); the sampler declares:\n    %s\n",
+                    fmt::format("{}", fmt::join(deviations, "\n    ")).c_str());
+      const std::string corpus = sampler ? run.subject_corpus_dir : properties::default_corpus_dir();
+      if (o.save_failures && !corpus.empty() && !r.case_json.empty() && r.reproduce.size() > 0) try {
+          std::printf("  saved to the regression corpus: %s (replayed first on the next run; commit it to keep it)\n",
+                      properties::save_to_corpus(corpus, p.name, "found by raceoracle check on " + k->name(),
+                                                 r.case_json).c_str());
+        } catch (const std::exception& e) {
+          std::printf("  NOT saved to the regression corpus: %s\n", e.what());
+          unsaved.push_back(std::string("the counterexample was not saved to the regression corpus: ") + e.what());
+        }
+      if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
+      std::fflush(stdout);
+      report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
+                                      {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
+                                      {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
+                                      {"seconds", r.seconds}, {"uncovered", r.uncovered},
+                                      {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
+                                      {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
     }
   }
 
