@@ -202,20 +202,22 @@ int check(const CheckOptions& o) {
     std::size_t u;
   };
   std::vector<LawUnit> plan;
-  if (o.run_laws) std::printf("\n== laws ==\n%-24s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
-  for (const auto* k : o.run_laws ? ks : std::vector<const subject::Subject*>{})
-    for (const auto& p : properties::laws()) {
-      if (!selected(p)) continue;
-      if (!p.applies_to(*k)) {
-        if (sampler) {
-          std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
-          report["not_applicable"].push_back({{"property", p.name}, {"kernel", k->name()}, {"why", properties::needs_note(p.needs)}});
+  if (o.run_laws) {
+    std::printf("\n== laws ==\n%-24s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
+    for (const auto* k : ks)
+      for (const auto& p : properties::laws()) {
+        if (!selected(p)) continue;
+        if (!p.applies_to(*k)) {
+          if (sampler) {
+            std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
+            report["not_applicable"].push_back({{"property", p.name}, {"kernel", k->name()}, {"why", properties::needs_note(p.needs)}});
+          }
+          continue;
         }
-        continue;
+        for (const properties::CaseChunk& c : properties::case_chunks(o.run.cases, o.run.seed, o.cases_per_unit))
+          if (const std::size_t u = unit++; o.shard.owns(u)) plan.push_back({k, &p, c, u});
       }
-      for (const properties::CaseChunk& c : properties::case_chunks(o.run.cases, o.run.seed, o.cases_per_unit))
-        if (const std::size_t u = unit++; o.shard.owns(u)) plan.push_back({k, &p, c, u});
-    }
+  }
   {
     io::Progress progress(plan.size(), io::live_progress());
     for (const LawUnit& lu : plan) {
