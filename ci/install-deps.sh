@@ -2,8 +2,9 @@
 # Installs the Debian packages raceoracle needs. Idempotent and quiet: a
 # package already present costs one dpkg query. Run as root (or via sudo).
 #   ci/install-deps.sh          build + test dependencies (python3-torch: real samplers in the tests;
-#                               clang-14 and its runtime: the libFuzzer targets; python3-junitparser:
-#                               the --junit reports read as a CI system reads them)
+#                               clang-14 and its runtime: the libFuzzer targets; python3-junitparser,
+#                               chromium and poppler-utils: the --junit and --html reports read and
+#                               rendered as a CI system and a browser read them)
 #   ci/install-deps.sh --amd    also Debian's hipcc (ROCm 5.2) for the amd build check
 set -euo pipefail
 packages=(
@@ -11,8 +12,7 @@ packages=(
   libeigen3-dev libfmt-dev libboost-context-dev libboost-math-dev
   libcli11-dev nlohmann-json3-dev librandom123-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
-  gnuplot-nox
-  python3-numpy python3-torch python3-pytest python3-venv python3-junitparser
+  python3-numpy python3-torch python3-pytest python3-venv python3-junitparser chromium poppler-utils
   clang-14 libclang-rt-14-dev
 )
 [[ "${1:-}" == "--amd" ]] && packages+=(hipcc libamdhip64-dev)

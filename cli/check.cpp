@@ -13,7 +13,6 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/junit_report.h"
 #include "cli/verify_kernels.h"
 #include "io/children.h"
 #include "io/interrupt.h"
@@ -80,13 +79,14 @@ int check_on_devices(const CheckOptions& o) {
   fs::create_directories(dir);
   const std::string self = io::self_executable();
   if (self.empty()) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
-  std::vector<std::string> base = without(without(o.args, "--devices"), "--json");
+  std::vector<std::string> base = o.args;  // the merge writes the reports, not a shard
+  for (const char* flag : {"--devices", "--json", "--junit", "--html"}) base = without(base, flag);
   std::printf("raceoracle check on %d device%s: shard i runs on device i; logs in %s\n", n, n == 1 ? "" : "s",
               dir.c_str());
   std::fflush(stdout);
   std::vector<pid_t> pids;
   MergeOptions m;
-  m.json = o.json;
+  m.files = o.files;
   for (int i = 0; i < n; ++i) {
     std::vector<std::string> args = base;
     const std::string report = (dir / fmt::format("shard-{}.json", i)).string(), log = (dir / fmt::format("shard-{}.log", i)).string();
@@ -152,8 +152,7 @@ int check(const CheckOptions& o) {
     std::printf("\nverdict: %s (%d failure%s, %.1f s%s)\n", verdict, failures, failures == 1 ? "" : "s", since(start),
                 partial ? "; a partial run: the report holds the units that ended before the interrupt" : "");
     std::fflush(stdout);
-    if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
-    if (!o.junit.empty()) write_file(o.junit, junit_of_report("check", report));
+    write_report_files(o.files, "check", report);
     for (const std::string& e : unsaved) std::fprintf(stderr, "raceoracle: error: %s\n", e.c_str());
     if (!unsaved.empty()) return 2;
     if (partial) return io::interrupted_exit();
@@ -251,7 +250,7 @@ int check(const CheckOptions& o) {
       report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
                                       {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
                                       {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
-                                      {"seconds", r.seconds}, {"uncovered", r.uncovered},
+                                      {"seconds", r.seconds}, {"required", r.required}, {"uncovered", r.uncovered},
                                       {"counterexample", r.counterexample}, {"reproduce", r.reproduce},
                                       {"case", r.case_json}, {"replay", r.ok() ? "" : properties::replay_command(p, *k, r)}});
     }

@@ -103,6 +103,18 @@ const CLI::Validator kSeed(
 const CLI::Validator kWritableFile = refusing([](const std::string& path) { io::check_writable(path); }, "FILE");
 const CLI::Validator kWritableDir = refusing([](const std::string& path) { io::check_writable_dir(path); }, "DIR");
 
+/// --json, --junit and --html: the report, as JSON (`json_help` says which), JUnit XML and one HTML page.
+void add_report_files(CLI::App* app, ReportFiles& files, const std::string& json_help) {
+  app->add_option("--json", files.json, json_help)->check(kWritableFile);
+  app->add_option("--junit", files.junit,
+                  "write the report as JUnit XML for CI: a testcase per (subject, law), per mutant, per agreement cell")
+      ->check(kWritableFile);
+  app->add_option("--html", files.html,
+                  "write the report as one self-contained HTML page for CI: the verdict, each law with the input "
+                  "classes it met, counterexamples and replay commands, the kill matrix, the agreement run")
+      ->check(kWritableFile);
+}
+
 /// A command line run by /bin/sh -c: an empty or blank one (an unset
 /// variable in a CI script) would check nothing that the user named.
 const CLI::Validator kCommand(
@@ -225,8 +237,7 @@ CommandLine::CommandLine()
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
-  o.c->add_option("--json", o.check.json, "write the machine-readable report to this file")->check(kWritableFile);
-  o.c->add_option("--junit", o.check.junit, "write the report as JUnit XML (a testcase per subject and law, mutant, agreement cell) for CI")->check(kWritableFile);
+  add_report_files(o.c, o.check.files, "write the machine-readable report to this file");
   o.c->add_flag_callback("--no-save-failures", [&flag = o.check.save_failures] { flag = false; },
                          "do not save counterexamples to the corpus (properties/corpus; a sampler's own: --corpus)");
   o.c->add_option("--corpus", o.check.sampler_corpus,
@@ -257,15 +268,13 @@ CommandLine::CommandLine()
                 "nvidia backend: run each (mutant, law) under compute-sanitizer --tool racecheck; a shared-memory "
                 "hazard is a kill");
   add_shard(o.m, o.mut.shard);
-  o.m->add_option("--json", o.mut.json, "write every (mutant, law) outcome, for `raceoracle merge`")->check(kWritableFile);
-  o.m->add_option("--junit", o.mut.junit, "write the gate as JUnit XML (a testcase per mutant) for CI")->check(kWritableFile);
+  add_report_files(o.m, o.mut.files, "write every (mutant, law) outcome, for `raceoracle merge`");
 
   o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run into one");
   o.mg->add_option("reports", o.merge.reports, "the shards' --json reports, every shard once")->required();
-  o.mg->add_option("--json", o.merge.json, "write the merged report (the unsharded run's JSON)")->check(kWritableFile);
+  add_report_files(o.mg, o.merge.files, "write the merged report (the unsharded run's JSON)");
   o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)")->check(kWritableFile);
   o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)")->check(kWritableFile);
-  o.mg->add_option("--junit", o.merge.junit, "write the report as JUnit XML (a testcase per subject and law, mutant, agreement cell) for CI")->check(kWritableFile);
 
   o.r = app_.add_subcommand("replay", "replay a law's failure from its reproduce string");
   o.r->add_option("--law,--property", o.rep.law, "the law's name")->required();
@@ -284,6 +293,10 @@ CommandLine::CommandLine()
   o.d->add_option("--batches", o.div.study.batches, "batches per temperature")->check(CLI::Range(1, 100000));
   o.d->add_option("--seed", o.div.study.seed, "random seed")->check(kSeed);
   o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg")->check(kWritableDir);
+  o.d->add_option("--html", o.div.html,
+                  "write one self-contained HTML page: the key error against its bound and the disagreement rate "
+                  "per temperature, charts and tables (comparing two dumps: their table and unexplained rows)")
+      ->check(kWritableFile);
   add_sampler_options(o.d, o.div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
   o.d->add_option("--dtype", o.div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
   auto* logits = o.d->add_option("--logits", o.div.study.logits_file,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analysis/agreement.h"
+#include "cli/report_files.h"
 #include "protocol/external_sampler.h"
 #include "properties/shard.h"
 #include "properties/suite.h"
@@ -22,8 +23,7 @@ struct CheckOptions {
   bool mutants = true;
   double mutant_timeout_s = 120;
   analysis::AgreementSettings agreement;
-  std::string json;  ///< write the machine-readable report here
-  std::string junit;  ///< write the report as JUnit XML here (cli/junit_report.h)
+  ReportFiles files;  ///< the report's JSON, JUnit XML, HTML page
   bool save_failures = true;  ///< save shrunk counterexamples to the corpus (a sampler's: its own)
   /// An external sampler's own corpus: its failures saved there, replayed
   /// first on the next run (empty: .raceoracle/corpus/<its name> here).
@@ -49,8 +49,7 @@ struct MutantsOptions {
   std::string report_json, matrix_md;
   bool save_corpus = false;  ///< save each mutant's first shrunk counterexample to the corpus
   properties::Shard shard;   ///< run only this shard's (mutant, property) pairs
-  std::string json;          ///< every pair's outcome, the report `raceoracle merge` joins
-  std::string junit;         ///< a testcase per mutant, as JUnit XML
+  ReportFiles files;         ///< JSON: every pair's outcome, the report `raceoracle merge` joins; JUnit, HTML
   bool racecheck = false;    ///< each pair under compute-sanitizer racecheck (mutants::HarnessSettings)
 };
 int mutants(const MutantsOptions& o);
@@ -60,7 +59,8 @@ int mutants(const MutantsOptions& o);
 /// verdict, mutation report (Stryker schema) and kill matrix.
 struct MergeOptions {
   std::vector<std::string> reports;
-  std::string json, report_json, matrix_md, junit;
+  ReportFiles files;  ///< the merged report: the unsharded run's JSON, its JUnit XML and HTML page
+  std::string report_json, matrix_md;
 };
 int merge(const MergeOptions& o);
 

@@ -4,11 +4,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "cli/command_support.h"
+#include "cli/html_report.h"
 #include "cli/verify.h"
 #include "io/files.h"
 #include "io/table.h"
@@ -26,31 +25,6 @@ void write_beside(const std::vector<SamplerDivergence>& beside, const std::strin
   io::write_file(dir + "/sampler.csv", t.csv());
   io::write_file(dir + "/sampler.json", nlohmann::json{{"sampler", name}, {"rows", t.json()}}.dump(2) + "\n");
   std::printf("wrote %s/sampler.csv, %s/sampler.json\n", dir.c_str(), dir.c_str());
-}
-
-/// The measured error and the bound per temperature, both orders; "" when gnuplot is absent.
-std::string svg_plot(const std::vector<DivergenceRow>& rows, const std::string& dir, const std::string& keys) {
-  const std::string data = dir + "/divergence.dat", svg = dir + "/divergence.svg", script = dir + "/divergence.gp";
-  std::ostringstream d;
-  for (const race::ScalingOrder order : {race::ScalingOrder::post, race::ScalingOrder::pre}) {
-    d << "# " << race::to_string(order) << "\n";
-    for (const auto& r : rows)
-      if (r.order == order) d << r.temperature << " " << std::max(r.max_actual, 1e-12) << " " << r.max_bound << "\n";
-    d << "\n\n";
-  }
-  io::write_file(data, d.str());
-  io::write_file(script, fmt::format("set terminal svg size 800,500 font 'sans,12'\nset output '{1}'\nset logscale xy\n"
-                                     "set xlabel 'temperature'\nset ylabel 'relative key error'\n"
-                                     "set title 'fp32 key error vs certified bound ({2}, fused kernel order)'\n"
-                                     "set key left bottom\nset grid\n"
-                                     "plot '{0}' index 0 using 1:2 with linespoints title 'post-scale: measured', "
-                                     "'{0}' index 0 using 1:3 with lines dt 2 title 'post-scale: bound', "
-                                     "'{0}' index 1 using 1:2 with linespoints title 'pre-scale: measured', "
-                                     "'{0}' index 1 using 1:3 with lines dt 2 title 'pre-scale: bound'\n",
-                                     data, svg, keys));
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) return "";
-  if (std::system(("gnuplot '" + script + "'").c_str()) != 0) throw std::runtime_error("gnuplot failed on " + script);
-  return svg;
 }
 
 int verdict(const analysis::DivergenceResult& res, const char* pass) {
@@ -71,10 +45,16 @@ int compare(const DivergenceOptions& o) {
   } else {
     std::printf("%s", io::make_table(analysis::sampler_columns(), res.beside).text().c_str());
   }
+  std::vector<std::string> unexplained;
   for (const auto& d : res.beside)
-    for (const auto& row : d.unexplained_rows) std::printf("  UNEXPLAINED %s\n", row.c_str());
+    for (const auto& row : d.unexplained_rows) unexplained.push_back(row), std::printf("  UNEXPLAINED %s\n", row.c_str());
+  const std::string heading = fmt::format("{} beside {}, same inputs and noise (each judged under its own contract)",
+                                          o.dumps[1], o.dumps[0]);
   std::printf("(the reference: %s; the other: %s)\n", o.dumps[0].c_str(), o.dumps[1].c_str());
   std::printf("%s", res.noise.describe().c_str());
+  if (!o.html.empty())
+    write_file(o.html, html_of_comparison(heading, io::make_table(analysis::sampler_columns(), res.beside), unexplained,
+                                          res.noise.describe(), res.failures() == 0));
   return verdict(res, "PASS (every difference explained)");
 }
 
@@ -118,9 +98,13 @@ int divergence(const DivergenceOptions& o) {
   io::write_file(o.out_dir + "/divergence.csv", t.csv());
   io::write_file(o.out_dir + "/divergence.json",
                  nlohmann::json{{"keys", keys}, {"rows", t.json()}, {"noise", analysis::to_json(res.noise)}}.dump(2) + "\n");
-  const std::string svg = svg_plot(res.rows, o.out_dir, keys);
-  std::printf("wrote %s/divergence.csv, %s/divergence.json%s\n", o.out_dir.c_str(), o.out_dir.c_str(),
-              svg.empty() ? " (no plot: gnuplot not found)" : (", " + svg).c_str());
+  const std::string svg = o.out_dir + "/divergence.svg";
+  io::write_file(svg, io::svg_chart(divergence_charts(t, keys).error));
+  if (!o.html.empty())
+    write_file(o.html, html_of_divergence(fmt::format("{} rows x {} batch(es) per temperature, {}, backend {}", s.rows,
+                                                      s.batches, source, kernels::backend_name()),
+                                          t, keys, res.noise.describe(), res.failures() == 0));
+  std::printf("wrote %s/divergence.csv, %s/divergence.json, %s\n", o.out_dir.c_str(), o.out_dir.c_str(), svg.c_str());
   return verdict(res, "PASS (no unexplained mismatch, every key inside its bound)");
 }
 

@@ -16,6 +16,7 @@ struct DivergenceOptions {
   bool out_given = false;  ///< --out was given (comparing two dumps writes files only then)
   protocol::SamplerSpec sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
   std::vector<std::string> dumps;  ///< two dumps of the same inputs (verify's format): their tokens compared instead
+  std::string html;  ///< the study's or the comparison's page (cli/html_report.h); empty: none
 };
 
 int divergence(const DivergenceOptions& o);

@@ -4,18 +4,15 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/junit_report.h"
 #include "mutants/merge.h"
 
 namespace raceoracle::cli {
 
 int merge(const MergeOptions& o) {
   const mutants::MergedRun m = mutants::merge_shards(o.reports);
-  if (!o.json.empty()) write_file(o.json, m.report.dump(2) + "\n");
+  write_report_files(o.files, m.report.value("run", nlohmann::json::object()).value("command", "check"), m.report);
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(m.mutants) + "\n");
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(m.mutants));
-  if (!o.junit.empty())
-    write_file(o.junit, junit_of_report(m.report.value("run", nlohmann::json::object()).value("command", "check"), m.report));
   for (const auto& p : m.report.value("properties", nlohmann::json::array()))
     if (p["result"] != "pass")
       std::printf("%s on %s: %s\n  %s\n  replay: %s\n", p["property"].get<std::string>().c_str(),

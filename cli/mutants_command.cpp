@@ -7,7 +7,6 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
-#include "cli/junit_report.h"
 #include "io/interrupt.h"
 #include "cli/verify_kernels.h"
 #include "mutants/gate.h"
@@ -58,8 +57,7 @@ int mutants(const MutantsOptions& o) {
                               {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}},
                               {"partial", gate.partial},
                               {"mutants", gate.json}};
-  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
-  if (!o.junit.empty()) write_file(o.junit, junit_of_report("mutants", report, o.expect_killed_by));
+  write_report_files(o.files, "mutants", report, o.expect_killed_by);
   if (gate.partial) {
     std::printf("verdict: INTERRUPTED (a partial run: the reports hold the %zu mutants that ended before the interrupt)\n",
                 reports.size());

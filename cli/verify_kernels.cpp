@@ -1,7 +1,6 @@
 // `raceoracle check --kernels verify-...` and `raceoracle mutants --mutants
 // verify-...~...`: the verify step's laws and mutant gate on the verify
 // kernels (SPEC §11; properties/verify_laws.h).
-#include "cli/junit_report.h"
 #include "cli/verify_kernels.h"
 
 #include <fmt/format.h>
@@ -123,8 +122,7 @@ int check_verify_kernels(const CheckOptions& o) {
   std::printf("\nverdict: %s (%d failure%s, %.1f s)\n", failures == 0 ? "PASS" : "FAIL", failures,
               failures == 1 ? "" : "s", since(start));
   std::fflush(stdout);
-  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
-  if (!o.junit.empty()) write_file(o.junit, junit_of_report("check", report));
+  write_report_files(o.files, "check", report);
   return failures == 0 ? 0 : 1;
 }
 
@@ -174,8 +172,7 @@ int mutants_verify(const MutantsOptions& o) {
                               {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
                                        {"mutants", o.mutants}, {"properties", o.laws}}},
                               {"mutants", mutants}};
-  if (!o.json.empty()) write_file(o.json, report.dump(2) + "\n");
-  if (!o.junit.empty()) write_file(o.junit, junit_of_report("mutants", report, o.expect_killed_by));
+  write_report_files(o.files, "mutants", report, o.expect_killed_by);
   std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
   return bad == 0 ? 0 : 1;
 }

@@ -39,9 +39,4 @@ struct JunitSuite {
 /// written as U+FFFD; invalid UTF-8 bytes likewise).
 std::string junit_xml(const std::string& name, const std::vector<JunitSuite>& suites);
 
-/// `text` as an attribute value (newlines and tabs as character references,
-/// which attribute normalisation would turn into spaces) or, with
-/// `attribute` false, as element text (newlines and tabs kept as they are).
-std::string xml_escape(const std::string& text, bool attribute = true);
-
 }  // namespace raceoracle::io

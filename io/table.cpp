@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "io/html.h"
+
 namespace raceoracle::io {
 namespace {
 
@@ -28,9 +30,8 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
-}  // namespace
-
-std::string Table::text(const std::vector<std::string>& names) const {
+/// The indices of `names` in `columns` (every column when empty); throws naming one the table lacks.
+std::vector<std::size_t> shown_columns(const std::vector<ColumnFormat>& columns, const std::vector<std::string>& names) {
   std::vector<std::size_t> shown;
   if (names.empty())
     for (std::size_t i = 0; i < columns.size(); ++i) shown.push_back(i);
@@ -39,12 +40,21 @@ std::string Table::text(const std::vector<std::string>& names) const {
     if (it == columns.end()) throw std::invalid_argument("the table has no column '" + n + "'");
     shown.push_back(std::size_t(it - columns.begin()));
   }
+  return shown;
+}
+
+const std::string& heading(const ColumnFormat& c) { return c.heading.empty() ? c.name : c.heading; }
+
+}  // namespace
+
+std::string Table::text(const std::vector<std::string>& names) const {
+  const std::vector<std::size_t> shown = shown_columns(columns, names);
   std::vector<std::vector<std::string>> cells(rows.size());
   std::vector<std::size_t> width;
   std::vector<bool> left;
   for (std::size_t i : shown) {
     const ColumnFormat& c = columns[i];
-    width.push_back((c.heading.empty() ? c.name : c.heading).size());
+    width.push_back(heading(c).size());
     left.push_back(!rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const auto& r) {
                      return std::holds_alternative<std::string>(r[i]) || std::holds_alternative<std::monostate>(r[i]);
                    }));
@@ -65,10 +75,7 @@ std::string Table::text(const std::vector<std::string>& names) const {
     l.erase(l.find_last_not_of(' ') + 1);
     out += l + "\n";
   };
-  line([&](std::size_t k) {
-    const ColumnFormat& c = columns[shown[k]];
-    return c.heading.empty() ? c.name : c.heading;
-  });
+  line([&](std::size_t k) { return heading(columns[shown[k]]); });
   for (const auto& r : cells) line([&](std::size_t k) { return r[k]; });
   return out;
 }
@@ -100,6 +107,19 @@ nlohmann::json Table::json() const {
     out.push_back(std::move(o));
   }
   return out;
+}
+
+std::string Table::html(const std::vector<std::string>& names) const {
+  const std::vector<std::size_t> shown = shown_columns(columns, names);
+  std::vector<std::string> head;
+  for (std::size_t i : shown) head.push_back(heading(columns[i]));
+  std::vector<std::vector<HtmlCell>> cells;
+  for (const auto& r : rows) {
+    cells.emplace_back();
+    for (std::size_t i : shown)
+      cells.back().push_back({render(r[i], columns[i].text, "-"), std::holds_alternative<std::string>(r[i]) ? "" : "num", ""});
+  }
+  return html_table(head, cells);
 }
 
 }  // namespace raceoracle::io

@@ -1,5 +1,5 @@
-// One column table renders a report three ways: a text table for people,
-// CSV and JSON for machines, from one list of columns (a name, a heading, a
+// One column table renders a report four ways: a text table for people,
+// CSV and JSON for machines, an HTML table for a published page, from one list of columns (a name, a heading, a
 // format, a getter), so a column is written once and the three never drift.
 #pragma once
 
@@ -35,6 +35,8 @@ struct Table {
   std::string text(const std::vector<std::string>& names = {}) const;
   std::string csv() const;                ///< a header line, then one line a row
   nlohmann::json json() const;            ///< an array of objects, one a row, keys the names
+  /// An HTML table (io/html.h) over `names` as text() shows them, numbers right-aligned.
+  std::string html(const std::vector<std::string>& names = {}) const;
 };
 
 template <class Row>

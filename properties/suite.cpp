@@ -449,11 +449,14 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     out.reproduce = at == std::string::npos ? text : text.substr(at + 10);
   } else if (gave_up_or_error(result, out)) {
   } else if (s.reproduce.empty()) {
-    for (const fixtures::Cover c : p.required_coverage(k))
-      if (!fixtures::has(covered, c)) out.uncovered.push_back(fixtures::to_string(c));
+    const auto require = [&out](bool met, std::string name) {
+      if (!met) out.uncovered.push_back(name);
+      out.required.push_back(std::move(name));
+    };
+    for (const fixtures::Cover c : p.required_coverage(k)) require(fixtures::has(covered, c), fixtures::to_string(c));
     for (const fixtures::MatrixCell& c :
          fixtures::required_cells(s.matrix ? p.matrix : fixtures::MatrixRequirement{}, subject::noise_of(k)))
-      if (!cells.test(fixtures::index(c))) out.uncovered.push_back(c.str());
+      require(cells.test(fixtures::index(c)), c.str());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -63,7 +63,8 @@ struct LawResult {
   std::string counterexample;  ///< readable, shrunk
   std::string case_json;       ///< the shrunk CaseSpec, for the regression corpus
   std::string reproduce;       ///< RapidCheck reproduce string
-  std::vector<std::string> uncovered;
+  std::vector<std::string> required;   ///< the input classes it had to meet (none judged on a replay, a failure, an error)
+  std::vector<std::string> uncovered;  ///< those of them never met
   double seconds = 0;
   bool ok() const { return verdict == Verdict::passed && uncovered.empty(); }
   std::string summary() const;
