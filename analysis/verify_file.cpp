@@ -9,7 +9,7 @@
 #include "protocol/contract_fields.h"
 #include "protocol/dump.h"
 
-namespace raceoracle::analysis::verify_file {
+namespace raceoracle::analysis::verify_files {
 
 void require_shape(const protocol::TensorView& t, const char* name, const std::vector<std::int64_t>& shape,
                    const std::vector<const char*>& dtypes) {
@@ -60,4 +60,4 @@ Metadata read_metadata(const std::map<std::string, std::string>& metadata, bool 
   return m;
 }
 
-}  // namespace raceoracle::analysis::verify_file
+}  // namespace raceoracle::analysis::verify_files

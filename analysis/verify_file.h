@@ -11,7 +11,7 @@
 #include "oracle/verify.h"
 #include "protocol/safetensors.h"
 
-namespace raceoracle::analysis::verify_file {
+namespace raceoracle::analysis::verify_files {
 
 using Lookup = std::function<protocol::TensorView(const std::string&)>;
 using Has = std::function<bool(const std::string&)>;
@@ -38,4 +38,4 @@ struct Metadata {
 };
 Metadata read_metadata(const std::map<std::string, std::string>& metadata, bool uniform_compare);
 
-}  // namespace raceoracle::analysis::verify_file
+}  // namespace raceoracle::analysis::verify_files

@@ -167,10 +167,10 @@ LosslessReport verify_lossless(const oracle::VerifyBatchView& b, const std::vect
 
 namespace {
 
-LosslessReport judge_file(const verify_file::Lookup& require, const verify_file::Has& has,
+LosslessReport judge_file(const verify_files::Lookup& require, const verify_files::Has& has,
                           const std::map<std::string, std::string>& metadata, const LosslessSettings& s) {
-  using verify_file::require_shape;
-  verify_file::Targets x = verify_file::read_targets(require);
+  using verify_files::require_shape;
+  verify_files::Targets x = verify_files::read_targets(require);
   const std::int64_t R = x.requests, k = x.drafts, V = x.vocab;
   const protocol::TensorView temps = require("temperatures"), tok = require("tokens");
   require_shape(temps, "temperatures", {R}, {"F32"});
@@ -189,9 +189,9 @@ LosslessReport judge_file(const verify_file::Lookup& require, const verify_file:
     if (!has("draft_ids")) throw protocol::SafetensorsError("needs draft_probs (drawn drafts) or draft_ids (fixed drafts)");
     const protocol::TensorView ids = require("draft_ids");
     require_shape(ids, "draft_ids", {R, k}, {"I32", "I64"});
-    draft_ids = verify_file::ids_of(ids);
+    draft_ids = verify_files::ids_of(ids);
   }
-  const verify_file::Metadata m = verify_file::read_metadata(metadata, false);
+  const verify_files::Metadata m = verify_files::read_metadata(metadata, false);
   const std::vector<float> T = temps.as_f32();
   const std::vector<double> no_uniforms(std::size_t(R * k), 0.0);  // drawn by the sampler: not read
   const std::vector<float> no_noise(std::size_t(R * V), 1.0f);
@@ -199,7 +199,7 @@ LosslessReport judge_file(const verify_file::Lookup& require, const verify_file:
                                       draft_ids.data(), q.empty() ? nullptr : q.data(), no_uniforms.data(),
                                       no_noise.data(), no_noise.data(), T.data()};
   try {
-    return verify_lossless(batch, verify_file::ids_of(tok), tok.shape[1], m.contract, m.constants, s);
+    return verify_lossless(batch, verify_files::ids_of(tok), tok.shape[1], m.contract, m.constants, s);
   } catch (const std::invalid_argument& e) {
     throw protocol::SafetensorsError(e.what());
   }

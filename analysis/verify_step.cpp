@@ -10,15 +10,15 @@
 namespace raceoracle::analysis {
 namespace {
 
-using verify_file::Has;
-using verify_file::Lookup;
-using verify_file::ids_of;
-using verify_file::require_shape;
+using verify_files::Has;
+using verify_files::Lookup;
+using verify_files::ids_of;
+using verify_files::require_shape;
 
 VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std::string, std::string>& metadata,
                        int max_failures) {
   VerifyStepReport r;
-  verify_file::Targets x = verify_file::read_targets(require);
+  verify_files::Targets x = verify_files::read_targets(require);
   const std::int64_t R = x.requests, k = x.drafts, V = x.vocab;
   r.requests = R, r.drafts = k, r.vocab = V, r.logits_dtype = x.dtype;
   const protocol::TensorView ids = require("draft_ids"), u = require("uniforms"), rec = require("recovery_noise"),
@@ -36,7 +36,7 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     q = qv.as_f32();
     r.draft_probs = true;
   }
-  const verify_file::Metadata m = verify_file::read_metadata(metadata, true);
+  const verify_files::Metadata m = verify_files::read_metadata(metadata, true);
   r.contract = m.contract, r.constants = m.constants, r.rules = m.rules;
   const std::vector<float>& logits = x.logits;
   const std::vector<float> R_noise = rec.as_f32(), B_noise = bon.as_f32(), T = temps.as_f32();

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "cli/report_json.h"
 #include "io/html.h"
 #include "io/table.h"
 
@@ -16,19 +17,12 @@ namespace {
 using io::HtmlCell;
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
+using report_json::killers;
+using report_json::outcome;
+using report_json::text;
+using report_json::texts;
 
-std::vector<std::string> words(const json& j, const char* key) {
-  std::vector<std::string> out;
-  for (const json& w : j.value(key, json::array())) out.push_back(w.is_string() ? w.get<std::string>() : w.dump());
-  return out;
-}
-
-HtmlCell num(const std::string& text) { return {text, "num", ""}; }
+HtmlCell num(const std::string& s) { return {s, "num", ""}; }
 
 std::string verdict_badge(const std::string& verdict) {
   const std::string css = verdict == "PASS" ? "verdict pass" : verdict == "INTERRUPTED" ? "verdict skip" : "verdict fail";
@@ -43,13 +37,13 @@ std::string run_table(const std::string& command, const json& r) {
     if (!v.empty()) rows.push_back({{k, "", ""}, {v, "", ""}});
   };
   row("command", "raceoracle " + command);
-  row("version", str(run, "version"));
-  row("backend", str(r, "backend"));
-  row("device", str(r, "device"));
-  row("seed", str(r, "seed"));
-  row("cases per law", str(r, "cases"));
-  const std::vector<std::string> subjects = words(run, command == "mutants" ? "mutants" : "kernels");
-  row(command == "mutants" ? "mutants" : "subjects", !str(run, "sampler").empty() ? str(run, "sampler")
+  row("version", text(run, "version"));
+  row("backend", text(r, "backend"));
+  row("device", text(r, "device"));
+  row("seed", text(r, "seed"));
+  row("cases per law", text(r, "cases"));
+  const std::vector<std::string> subjects = texts(run, command == "mutants" ? "mutants" : "kernels");
+  row(command == "mutants" ? "mutants" : "subjects", !text(run, "sampler").empty() ? text(run, "sampler")
                                                      : subjects.empty()            ? ""
                                                                                    : fmt::format("{}", fmt::join(subjects, ", ")));
   if (r.contains("shard") && r["shard"].value("count", 1) > 1)
@@ -60,7 +54,7 @@ std::string run_table(const std::string& command, const json& r) {
 }
 
 std::string law_name(const json& p) {
-  std::string name = str(p, "property");
+  std::string name = text(p, "property");
   if (p.value("chunks", 1) > 1) name += fmt::format(" [{}/{}]", p.value("chunk", 0) + 1, p.value("chunks", 1));
   return name;
 }
@@ -71,22 +65,22 @@ std::string laws_section(const json& r) {
   std::vector<std::vector<HtmlCell>> rows;
   std::string failures;
   for (const json& p : r.value("properties", json::array())) {
-    const bool ok = str(p, "result") == "pass";
-    const std::vector<std::string> required = words(p, "required"), uncovered = words(p, "uncovered");
-    const std::string result = ok ? "pass" : uncovered.empty() ? str(p, "verdict") : "UNCOVERED";
+    const bool ok = text(p, "result") == "pass";
+    const std::vector<std::string> required = texts(p, "required"), uncovered = texts(p, "uncovered");
+    const std::string result = ok ? "pass" : uncovered.empty() ? text(p, "verdict") : "UNCOVERED";
     const std::string classes =
         required.empty() ? "-" : fmt::format("{} of {}", required.size() - uncovered.size(), required.size());
     rows.push_back({{law_name(p), "", ""},
-                    {str(p, "kernel"), "", ""},
+                    {text(p, "kernel"), "", ""},
                     {result, ok ? "pass" : "fail", ""},
-                    num(str(p, "cases")),
+                    num(text(p, "cases")),
                     {classes, uncovered.empty() ? "num" : "num fail", fmt::format("{}", fmt::join(required, ", "))},
                     num(fmt::format("{:.1f}", p.value("seconds", 0.0)))});
     if (ok) continue;
-    failures += io::html_element("h3", fmt::format("{} on {}: {}", law_name(p), str(p, "kernel"), result));
-    if (!str(p, "counterexample").empty()) failures += io::html_element("pre", str(p, "counterexample"));
-    if (!str(p, "replay").empty())
-      failures += "<p>replay:</p>\n" + io::html_element("pre", str(p, "replay"), "replay");
+    failures += io::html_element("h3", fmt::format("{} on {}: {}", law_name(p), text(p, "kernel"), result));
+    if (!text(p, "counterexample").empty()) failures += io::html_element("pre", text(p, "counterexample"));
+    if (!text(p, "replay").empty())
+      failures += "<p>replay:</p>\n" + io::html_element("pre", text(p, "replay"), "replay");
     if (!uncovered.empty())
       failures += io::html_element("p", fmt::format("input classes never met: {}", fmt::join(uncovered, ", ")));
   }
@@ -97,49 +91,42 @@ std::string laws_section(const json& r) {
   if (!failures.empty()) out += "<h2>Failures</h2>\n" + failures;
   std::vector<std::vector<HtmlCell>> na;
   for (const json& n : r.value("not_applicable", json::array()))
-    na.push_back({{str(n, "property"), "", ""}, {str(n, "kernel"), "", ""}, {"n/a: " + str(n, "why"), "skip", ""}});
+    na.push_back({{text(n, "property"), "", ""}, {text(n, "kernel"), "", ""}, {"n/a: " + text(n, "why"), "skip", ""}});
   if (!na.empty()) out += "<h2>Laws the sampler cannot serve</h2>\n" + io::html_table({"law", "subject", "why"}, na);
-  if (r.contains("error")) out += "<h2>Run error</h2>\n" + io::html_element("pre", str(r, "error"), "fail");
+  if (r.contains("error")) out += "<h2>Run error</h2>\n" + io::html_element("pre", text(r, "error"), "fail");
   return out;
 }
-
-/// The killers of a mutant entry: `killed_by` in check's and mutants' gate, `killers` in the verify kernels'.
-std::vector<std::string> killers_of(const json& m) { return words(m, m.contains("killed_by") ? "killed_by" : "killers"); }
 
 /// The kill matrix: a row per mutant, a column per law; a mutant fails as in the JUnit report.
 std::string mutants_section(const json& r, const std::vector<std::string>& expect, int& failed) {
   std::vector<std::string> laws;
   for (const json& m : r["mutants"])
     for (const json& p : m.value("pairs", json::array()))
-      if (std::find(laws.begin(), laws.end(), str(p, "property")) == laws.end()) laws.push_back(str(p, "property"));
+      if (std::find(laws.begin(), laws.end(), text(p, "property")) == laws.end()) laws.push_back(text(p, "property"));
   std::vector<std::vector<HtmlCell>> rows;
   std::string survivors;
   for (const json& m : r["mutants"]) {
-    std::map<std::string, std::string> outcome;
-    for (const json& p : m.value("pairs", json::array()))
-      outcome[str(p, "property")] = p.contains("outcome") ? str(p, "outcome") : str(p, "verdict");
-    const std::vector<std::string> killers = killers_of(m);
-    std::vector<std::string> missing;
-    for (const std::string& want : expect)
-      if (std::find(killers.begin(), killers.end(), want) == killers.end()) missing.push_back(want);
+    std::map<std::string, std::string> outcomes;
+    for (const json& p : m.value("pairs", json::array())) outcomes[text(p, "property")] = outcome(p);
+    const std::vector<std::string> killed_by = killers(m), missing = report_json::missing_killers(killed_by, expect);
     std::string verdict = "killed";
-    if (killers.empty()) verdict = "SURVIVED";
+    if (killed_by.empty()) verdict = "SURVIVED";
     else if (!missing.empty()) verdict = fmt::format("not killed by {}", fmt::join(missing, ", "));
     const bool bad = verdict != "killed";
     failed += bad;
-    std::vector<HtmlCell> row{{str(m, "mutant"), "", ""}, {verdict, bad ? "fail" : "pass", ""}};
+    std::vector<HtmlCell> row{{text(m, "mutant"), "", ""}, {verdict, bad ? "fail" : "pass", ""}};
     for (const std::string& law : laws) {
-      const auto it = outcome.find(law);
-      const std::string o = it == outcome.end() ? "-" : it->second;
-      const bool killed = std::find(killers.begin(), killers.end(), law) != killers.end();
+      const auto it = outcomes.find(law);
+      const std::string o = it == outcomes.end() ? "-" : it->second;
+      const bool killed = std::find(killed_by.begin(), killed_by.end(), law) != killed_by.end();
       row.push_back({o, killed ? "pass" : "skip", ""});
     }
     rows.push_back(std::move(row));
     if (!bad) continue;
-    survivors += io::html_element("h3", str(m, "mutant") + ": " + verdict);
+    survivors += io::html_element("h3", text(m, "mutant") + ": " + verdict);
     for (const json& p : m.value("pairs", json::array())) {
-      std::string line = str(p, "property") + ": " + (p.contains("outcome") ? str(p, "outcome") : str(p, "verdict"));
-      if (!str(p, "detail").empty()) line += " (" + str(p, "detail") + ")";
+      std::string line = text(p, "property") + ": " + outcome(p);
+      if (!text(p, "detail").empty()) line += " (" + text(p, "detail") + ")";
       survivors += io::html_element("p", line);
     }
   }
@@ -147,7 +134,7 @@ std::string mutants_section(const json& r, const std::vector<std::string>& expec
   head.insert(head.end(), laws.begin(), laws.end());
   std::string out = "<h2>Mutant gate: the kill matrix</h2>\n";
   if (r.contains("mutation_score"))
-    out += io::html_element("p", fmt::format("mutation score: {}", str(r, "mutation_score")));
+    out += io::html_element("p", fmt::format("mutation score: {}", text(r, "mutation_score")));
   out += io::html_table(head, rows) +
          io::html_element("p", "a green cell: the law killed the mutant (a failure on it); every mutant must be killed",
                           "note");
@@ -160,12 +147,12 @@ std::string agreement_section(const json& r) {
   std::vector<std::vector<HtmlCell>> rows;
   for (const json& a : r.value("agreement", json::array())) {
     const long long bad = a.value("unexplained", 0LL), out_of_range = a.value("out_of_range", 0LL);
-    rows.push_back({{str(a, "kernel"), "", ""},
-                    {str(a, "mask"), "", ""},
-                    num(str(a, "temperature")),
-                    num(str(a, "rows")),
-                    num(str(a, "identical")),
-                    num(str(a, "explained")),
+    rows.push_back({{text(a, "kernel"), "", ""},
+                    {text(a, "mask"), "", ""},
+                    num(text(a, "temperature")),
+                    num(text(a, "rows")),
+                    num(text(a, "identical")),
+                    num(text(a, "explained")),
                     {fmt::format("{}", bad), bad ? "num fail" : "num", ""},
                     {fmt::format("{}", out_of_range), out_of_range ? "num fail" : "num", ""}});
   }
@@ -176,7 +163,7 @@ std::string agreement_section(const json& r) {
                                      "row's ambiguity set holds it); UNEXPLAINED: none explains it, a defect",
                                      "note");
   if (r.contains("agreement_error"))
-    out += io::html_element("pre", "agreement run failed: " + str(r, "agreement_error"), "fail");
+    out += io::html_element("pre", "agreement run failed: " + text(r, "agreement_error"), "fail");
   return out;
 }
 
@@ -188,7 +175,7 @@ std::string html_of_report(const std::string& command, const json& r, const std:
   if (r.contains("properties") || r.contains("not_applicable") || r.contains("error")) sections += laws_section(r);
   if (r.contains("mutants") && r["mutants"].is_array()) sections += mutants_section(r, expect, failed_mutants);
   if (r.contains("agreement") || r.contains("agreement_error")) sections += agreement_section(r);
-  std::string verdict = str(r, "verdict");
+  std::string verdict = text(r, "verdict");
   if (verdict.empty()) verdict = r.value("partial", false) ? "INTERRUPTED" : failed_mutants > 0 ? "FAIL" : "PASS";
   return io::html_page("raceoracle " + command, verdict_badge(verdict) + run_table(command, r) + sections);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "cli/report_json.h"
 #include "io/junit.h"
 
 namespace raceoracle::cli {
@@ -12,11 +13,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
+using report_json::killers;
+using report_json::outcome;
+using report_json::text;
 
 double seconds(const json& j) { return j.value("seconds", 0.0); }
 
@@ -24,9 +23,9 @@ double seconds(const json& j) { return j.value("seconds", 0.0); }
 std::vector<std::pair<std::string, std::string>> run_properties(const json& r) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const char* key : {"backend", "device", "seed", "cases"})
-    if (r.contains(key)) out.emplace_back(key, str(r, key));
-  if (r.contains("sampler") && r["sampler"].is_object()) out.emplace_back("sampler", str(r["sampler"], "name"));
-  if (r.contains("verdict")) out.emplace_back("verdict", str(r, "verdict"));
+    if (r.contains(key)) out.emplace_back(key, text(r, key));
+  if (r.contains("sampler") && r["sampler"].is_object()) out.emplace_back("sampler", text(r["sampler"], "name"));
+  if (r.contains("verdict")) out.emplace_back("verdict", text(r, "verdict"));
   return out;
 }
 
@@ -34,63 +33,52 @@ io::JunitSuite laws_suite(const std::string& command, const json& r) {
   io::JunitSuite s{command + ": laws", run_properties(r), {}};
   for (const json& p : r.value("properties", json::array())) {
     io::JunitCase c;
-    c.classname = str(p, "kernel");
-    c.name = str(p, "property");
+    c.classname = text(p, "kernel");
+    c.name = text(p, "property");
     if (p.value("chunks", 1) > 1) c.name += fmt::format(" [{}/{}]", p.value("chunk", 0) + 1, p.value("chunks", 1));
     c.seconds = seconds(p);
-    if (str(p, "result") != "pass") {
+    if (text(p, "result") != "pass") {
       std::vector<std::string> lines, classes;
-      if (!str(p, "counterexample").empty()) lines.push_back(str(p, "counterexample"));
-      if (!str(p, "replay").empty()) lines.push_back("replay: " + str(p, "replay"));
+      if (!text(p, "counterexample").empty()) lines.push_back(text(p, "counterexample"));
+      if (!text(p, "replay").empty()) lines.push_back("replay: " + text(p, "replay"));
       for (const json& u : p.value("uncovered", json::array())) classes.push_back(u.get<std::string>());
       if (!classes.empty()) lines.push_back(fmt::format("input classes never met: {}", fmt::join(classes, ", ")));
       c.failure = io::JunitOutcome{
           fmt::format("{} on {}: {} after {} cases", c.name, c.classname,
-                      classes.empty() ? str(p, "verdict") : "UNCOVERED", p.value("cases", 0)),
+                      classes.empty() ? text(p, "verdict") : "UNCOVERED", p.value("cases", 0)),
           fmt::format("{}", fmt::join(lines, "\n"))};
     }
     s.cases.push_back(std::move(c));
   }
   for (const json& n : r.value("not_applicable", json::array()))
-    s.cases.push_back({str(n, "kernel"), str(n, "property"), 0, std::nullopt,
-                       io::JunitOutcome{"n/a: " + str(n, "why"), ""}});
+    s.cases.push_back({text(n, "kernel"), text(n, "property"), 0, std::nullopt,
+                       io::JunitOutcome{"n/a: " + text(n, "why"), ""}});
   if (r.contains("error"))
-    s.cases.push_back({"run", "start", 0, io::JunitOutcome{str(r, "error"), ""}, std::nullopt});
+    s.cases.push_back({"run", "start", 0, io::JunitOutcome{text(r, "error"), ""}, std::nullopt});
   return s;
-}
-
-/// The killers of a mutant entry: `killed_by` in check's and mutants' gate, `killers` in the verify kernels'.
-std::vector<std::string> killers_of(const json& m) {
-  std::vector<std::string> out;
-  for (const json& k : m.contains("killed_by") ? m["killed_by"] : m.value("killers", json::array()))
-    out.push_back(k.get<std::string>());
-  return out;
 }
 
 io::JunitSuite mutants_suite(const std::string& command, const json& r, const std::vector<std::string>& expect) {
   io::JunitSuite s{command + ": mutant gate", run_properties(r), {}};
   for (const json& m : r["mutants"]) {
-    io::JunitCase c{"mutant gate", str(m, "mutant"), seconds(m), std::nullopt, std::nullopt};
-    const std::vector<std::string> killers = killers_of(m);
-    std::vector<std::string> outcomes, missing;
+    io::JunitCase c{"mutant gate", text(m, "mutant"), seconds(m), std::nullopt, std::nullopt};
+    const std::vector<std::string> killed_by = killers(m), missing = report_json::missing_killers(killed_by, expect);
+    std::vector<std::string> outcomes;
     for (const json& p : m.value("pairs", json::array())) {
-      const std::string outcome = p.contains("outcome") ? str(p, "outcome") : str(p, "verdict");
-      std::string line = fmt::format("{}: {}", str(p, "property"), outcome);
-      if (!str(p, "detail").empty()) line += " (" + str(p, "detail") + ")";
+      std::string line = fmt::format("{}: {}", text(p, "property"), outcome(p));
+      if (!text(p, "detail").empty()) line += " (" + text(p, "detail") + ")";
       outcomes.push_back(line);
-      if (!str(p, "counterexample").empty()) outcomes.push_back("  " + str(p, "counterexample"));
-      if (!str(p, "replay").empty()) outcomes.push_back("  replay: " + str(p, "replay"));
+      if (!text(p, "counterexample").empty()) outcomes.push_back("  " + text(p, "counterexample"));
+      if (!text(p, "replay").empty()) outcomes.push_back("  replay: " + text(p, "replay"));
       if (!m.contains("seconds")) c.seconds += seconds(p);  // the verify kernels' gate times its pairs alone
     }
-    for (const std::string& want : expect)
-      if (std::find(killers.begin(), killers.end(), want) == killers.end()) missing.push_back(want);
     const std::string body = fmt::format("{}", fmt::join(outcomes, "\n"));
-    if (killers.empty())
+    if (killed_by.empty())
       c.failure = io::JunitOutcome{fmt::format("{} survived every law ({})", c.name,
-                                               m.contains("status") ? str(m, "status") : "Survived"),
+                                               m.contains("status") ? text(m, "status") : "Survived"),
                                    body};
     else if (!missing.empty())
-      c.failure = io::JunitOutcome{fmt::format("{} was killed by {}, not by {}", c.name, fmt::join(killers, ", "),
+      c.failure = io::JunitOutcome{fmt::format("{} was killed by {}, not by {}", c.name, fmt::join(killed_by, ", "),
                                                fmt::join(missing, ", ")),
                                    body};
     s.cases.push_back(std::move(c));
@@ -101,7 +89,7 @@ io::JunitSuite mutants_suite(const std::string& command, const json& r, const st
 io::JunitSuite agreement_suite(const std::string& command, const json& r) {
   io::JunitSuite s{command + ": agreement", run_properties(r), {}};
   for (const json& a : r.value("agreement", json::array())) {
-    io::JunitCase c{"agreement." + str(a, "kernel"), fmt::format("{} T={}", str(a, "mask"), str(a, "temperature")), 0,
+    io::JunitCase c{"agreement." + text(a, "kernel"), fmt::format("{} T={}", text(a, "mask"), text(a, "temperature")), 0,
                     std::nullopt, std::nullopt};
     const long long bad = a.value("unexplained", 0LL), out = a.value("out_of_range", 0LL);
     if (bad + out > 0)
@@ -111,7 +99,7 @@ io::JunitSuite agreement_suite(const std::string& command, const json& r) {
     s.cases.push_back(std::move(c));
   }
   if (r.contains("agreement_error"))
-    s.cases.push_back({"agreement", "run", 0, io::JunitOutcome{str(r, "agreement_error"), ""}, std::nullopt});
+    s.cases.push_back({"agreement", "run", 0, io::JunitOutcome{text(r, "agreement_error"), ""}, std::nullopt});
   return s;
 }
 

@@ -7,7 +7,6 @@
 
 namespace raceoracle::oracle {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Double evaluation of the bound itself is not exact; widening every factor by
 // this margin keeps the bound sound against the oracle's own rounding (~1e-16).
 constexpr double kSafety = kBoundSafety;

@@ -11,7 +11,6 @@
 namespace raceoracle::oracle {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSafety = kBoundSafety;
 
 /// The error terms of ERROR_MODEL.md "The filters' boundary" for one id of logit x.

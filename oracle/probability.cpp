@@ -5,9 +5,6 @@
 #include <limits>
 
 namespace raceoracle::oracle {
-namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-}  // namespace
 
 double sum_error(double depth) {
   const double du = depth * kUnitRoundoff;

@@ -9,7 +9,6 @@
 namespace raceoracle::oracle {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// The row's logits widened exactly to double.
 Eigen::ArrayXd widen(const RowView& row) {

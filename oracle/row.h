@@ -2,11 +2,15 @@
 /// The inputs of the exponential race, as the oracle reads them (SPEC §1).
 /// Views only: the oracle never owns or copies a batch.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "race/definition.h"
 
 namespace raceoracle::oracle {
+
+/// float64's infinity, the oracle's: named once for the oracle's files.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 using race::Dtype;
 using race::RaceConstants;

@@ -6,7 +6,6 @@
 
 namespace raceoracle::oracle::rules {
 namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Index into `keys` of the largest key, the lowest index among equals, skipping `skip`; -1 if none.
 std::ptrdiff_t argmax_lowest(const std::vector<double>& keys, std::ptrdiff_t skip = -1) {

@@ -14,7 +14,6 @@
 namespace raceoracle::oracle {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 VerifyVerdict invalid(InvalidReason reason, std::int64_t position, std::int64_t id) {
   VerifyVerdict v;

@@ -5,6 +5,7 @@
 /// code can include it.
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "race/filters.h"
 
@@ -28,6 +29,11 @@ inline const char* to_string(ScalingOrder s) { return s == ScalingOrder::pre ? "
 
 /// The clamp the definition applies to sampling temperatures: t = max(T, 1e-5f).
 inline constexpr float kMinTemperature = 1e-5f;
+
+/// fp32's infinity (a masked id's logit is -kInf) and quiet NaN, as the
+/// inputs hold them: named once for every file that builds or reads a row.
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 /// The race denominator's eps and the greedy threshold, by default (SPEC §1).
 inline constexpr float kDefaultEps = 1e-10f;
 inline constexpr float kDefaultGreedyEps = 1e-10f;

@@ -1,0 +1,32 @@
+#include "cli/report_json.h"
+
+#include <algorithm>
+
+namespace raceoracle::cli::report_json {
+
+using nlohmann::json;
+
+std::string text(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return "";
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+std::vector<std::string> texts(const json& j, const char* key) {
+  std::vector<std::string> out;
+  for (const json& w : j.value(key, json::array())) out.push_back(w.is_string() ? w.get<std::string>() : w.dump());
+  return out;
+}
+
+std::vector<std::string> killers(const json& m) { return texts(m, m.contains("killed_by") ? "killed_by" : "killers"); }
+
+std::string outcome(const json& p) { return p.contains("outcome") ? text(p, "outcome") : text(p, "verdict"); }
+
+std::vector<std::string> missing_killers(const std::vector<std::string>& killers, const std::vector<std::string>& expected) {
+  std::vector<std::string> out;
+  for (const std::string& want : expected)
+    if (std::find(killers.begin(), killers.end(), want) == killers.end()) out.push_back(want);
+  return out;
+}
+
+}  // namespace raceoracle::cli::report_json
