@@ -380,7 +380,9 @@ LawResult run_law(const Law& p, const subject::Subject& k, const RunSettings& s)
     }
   }
   std::string last_failure, last_json, breakdown;
-  const auto gen = fixtures::gen::batch(p.inputs);
+  fixtures::gen::CaseOptions inputs = p.inputs;
+  inputs.filter_boundaries = k.contract().filters.applied;
+  const auto gen = fixtures::gen::batch(inputs);
   int cases = 0;
   // A shrink past its budget: every later candidate passes unjudged, so
   // RapidCheck ends with the smallest failing case it has.
