@@ -18,6 +18,7 @@ using io::HtmlCell;
 using nlohmann::json;
 
 using report_json::killers;
+using report_json::law_unit;
 using report_json::outcome;
 using report_json::text;
 using report_json::texts;
@@ -53,12 +54,6 @@ std::string run_table(const std::string& command, const json& r) {
   return io::html_table({"", ""}, rows);
 }
 
-std::string law_name(const json& p) {
-  std::string name = text(p, "property");
-  if (p.value("chunks", 1) > 1) name += fmt::format(" [{}/{}]", p.value("chunk", 0) + 1, p.value("chunks", 1));
-  return name;
-}
-
 /// The laws' table, then each failure in full; the laws a sampler cannot serve.
 std::string laws_section(const json& r) {
   std::string out = "<h2>Laws</h2>\n";
@@ -70,14 +65,14 @@ std::string laws_section(const json& r) {
     const std::string result = ok ? "pass" : uncovered.empty() ? text(p, "verdict") : "UNCOVERED";
     const std::string classes =
         required.empty() ? "-" : fmt::format("{} of {}", required.size() - uncovered.size(), required.size());
-    rows.push_back({{law_name(p), "", ""},
+    rows.push_back({{law_unit(p), "", ""},
                     {text(p, "kernel"), "", ""},
                     {result, ok ? "pass" : "fail", ""},
                     num(text(p, "cases")),
                     {classes, uncovered.empty() ? "num" : "num fail", fmt::format("{}", fmt::join(required, ", "))},
                     num(fmt::format("{:.1f}", p.value("seconds", 0.0)))});
     if (ok) continue;
-    failures += io::html_element("h3", fmt::format("{} on {}: {}", law_name(p), text(p, "kernel"), result));
+    failures += io::html_element("h3", fmt::format("{} on {}: {}", law_unit(p), text(p, "kernel"), result));
     if (!text(p, "counterexample").empty()) failures += io::html_element("pre", text(p, "counterexample"));
     if (!text(p, "replay").empty())
       failures += "<p>replay:</p>\n" + io::html_element("pre", text(p, "replay"), "replay");

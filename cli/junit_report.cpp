@@ -34,8 +34,7 @@ io::JunitSuite laws_suite(const std::string& command, const json& r) {
   for (const json& p : r.value("properties", json::array())) {
     io::JunitCase c;
     c.classname = text(p, "kernel");
-    c.name = text(p, "property");
-    if (p.value("chunks", 1) > 1) c.name += fmt::format(" [{}/{}]", p.value("chunk", 0) + 1, p.value("chunks", 1));
+    c.name = report_json::law_unit(p);
     c.seconds = seconds(p);
     if (text(p, "result") != "pass") {
       std::vector<std::string> lines, classes;

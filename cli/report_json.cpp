@@ -1,5 +1,7 @@
 #include "cli/report_json.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace raceoracle::cli::report_json {
@@ -16,6 +18,12 @@ std::vector<std::string> texts(const json& j, const char* key) {
   std::vector<std::string> out;
   for (const json& w : j.value(key, json::array())) out.push_back(w.is_string() ? w.get<std::string>() : w.dump());
   return out;
+}
+
+std::string law_unit(const json& p) {
+  std::string name = text(p, "property");
+  if (p.value("chunks", 1) > 1) name += fmt::format(" [{}/{}]", p.value("chunk", 0) + 1, p.value("chunks", 1));
+  return name;
 }
 
 std::vector<std::string> killers(const json& m) { return texts(m, m.contains("killed_by") ? "killed_by" : "killers"); }

@@ -13,6 +13,8 @@ namespace raceoracle::cli::report_json {
 std::string text(const nlohmann::json& j, const char* key);
 /// An array field as texts (absent: none).
 std::vector<std::string> texts(const nlohmann::json& j, const char* key);
+/// A law's unit as reports name it: "AgreesWithOracle", or "AgreesWithOracle [2/3]" when split into chunks.
+std::string law_unit(const nlohmann::json& property);
 /// A mutant's killers: `killed_by` in check's and mutants' gate, `killers` in the verify kernels'.
 std::vector<std::string> killers(const nlohmann::json& mutant);
 /// A (mutant, law) pair's outcome: `outcome`, or the verify kernels' `verdict`.
