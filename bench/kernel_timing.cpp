@@ -61,8 +61,9 @@ struct KernelTiming::Pool {
     }
     kernels::device_synchronize();
   }
+  std::int64_t windows(std::int64_t r) const { return std::max<std::int64_t>(1, rows / r); }
   kernels::SampleArgs window(const kernels::Kernel& k, oracle::Dtype dtype, std::int64_t r, std::int64_t i) const {
-    const std::int64_t windows = std::max<std::int64_t>(1, rows / r), w = i % windows;
+    const std::int64_t w = i % windows(r);
     kernels::SampleArgs a;
     a.logits = logits.get() + std::size_t(w * r * vocab) * oracle::size_of(dtype);
     a.dtype = dtype;
@@ -91,6 +92,9 @@ KernelTiming::KernelTiming(TimingSettings s) : s_(std::move(s)) {
     else
       for (const kernels::Kernel& k : kernels::kernels()) s_.kernels.push_back(k.name);
   }
+  if (s_.graph && !kernels::graphs_supported())
+    throw std::invalid_argument(std::string("--graph: the ") + kernels::backend_name() +
+                                " backend has no graphs (the nvidia and amd builds have)");
   for (const auto& n : s_.kernels) {
     if (s_.verifying() && !kernels::find_verify_kernel(n))
       throw std::invalid_argument("unknown verify kernel '" + n + "'; known: verify-probs, verify-fused");
@@ -128,7 +132,7 @@ std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r)
   if (filled_ != dt) pool_->fill(dtype, 42, s_.flat), filled_ = dt;
   if (s_.verifying()) return time_verify(dtype, r);
   kernels::RunOptions run;
-  run.config.block_v = s_.block_v;
+  run.config = s_.block_v ? kernels::FusedConfig{s_.block_v, kernels::FusedConfig{}.threads} : kernels::tiling_for_rows(r);
   run.synchronize = false;
   std::vector<Cell> out;
   for (const auto& name : s_.kernels) {
@@ -138,18 +142,48 @@ std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r)
       const kernels::Status st = k.run(pool_->window(k, dtype, r, next++), run);
       if (!st.ok) throw std::runtime_error(name + ": " + st.message);
     };
-    kernels::time_launches(launch, std::min(s_.per_sample, 5));  // warm-up
-    std::vector<double> us;
-    for (int i = 0; i < s_.samples; ++i) us.push_back(1e3 * kernels::time_launches(launch, s_.per_sample) / s_.per_sample);
-    Cell c{dt, name, r, stats(us)};
-    const double tiles = double((s_.vocab + s_.block_v - 1) / s_.block_v);
+    const double tiles = double(kernels::tile_count(s_.vocab, run.config));
     const double noise_bytes = k.noise == kernels::NoiseSource::tensor ? 4.0 : 0.0;  // drawn: none read
-    c.bytes = double(r) * double(s_.vocab) * (double(oracle::size_of(dtype)) + noise_bytes) +
-              (k.has_partials() ? double(r) * tiles * 12 * 2 : 0.0);
-    c.bandwidth = c.bytes / (c.us.median * 1e-6);
-    c.fraction_of_copy = c.bandwidth / device_.copy_bandwidth;
-    out.push_back(c);
+    const double bytes = double(r) * double(s_.vocab) * (double(oracle::size_of(dtype)) + noise_bytes) +
+                         (k.has_partials() ? double(r) * tiles * 12 * 2 : 0.0);
+    for (const auto& [mode, us] : time(launch, pool_->windows(r))) {
+      out.push_back(cell(dt, name, r, mode, us, bytes));
+      out.back().block_v = run.config.block_v;
+    }
   }
+  return out;
+}
+
+Cell KernelTiming::cell(const std::string& dtype, const std::string& kernel, std::int64_t rows, const std::string& launch,
+                        const Stats& us, double bytes) const {
+  Cell c;
+  c.dtype = dtype, c.kernel = kernel, c.rows = rows, c.launch = launch, c.us = us, c.bytes = bytes;
+  c.bandwidth = c.bytes / (c.us.median * 1e-6);
+  c.fraction_of_copy = c.bandwidth / device_.copy_bandwidth;
+  return c;
+}
+
+std::vector<std::pair<std::string, Stats>> KernelTiming::time(const std::function<void(int)>& launch,
+                                                             std::int64_t windows) const {
+  std::vector<std::pair<std::string, Stats>> out;
+  kernels::time_launches(launch, std::min(s_.per_sample, 5));  // warm-up: workspaces allocated, code loaded
+  std::vector<double> us;
+  for (int i = 0; i < s_.samples; ++i) us.push_back(1e3 * kernels::time_launches(launch, s_.per_sample) / s_.per_sample);
+  out.emplace_back("direct", stats(us));
+  if (!s_.graph) return out;
+  // Graphs of per_sample launches, enough of them that their windows cover the
+  // pool, replayed in turn: no replay finds its inputs in L2.
+  const kernels::LaunchStream stream;
+  std::vector<kernels::LaunchGraph> graphs;
+  const std::int64_t count = std::max<std::int64_t>(1, (windows + s_.per_sample - 1) / s_.per_sample);
+  for (std::int64_t g = 0; g < count; ++g) graphs.emplace_back(launch, s_.per_sample);
+  std::size_t turn = 0;
+  auto replay = [&](int) { graphs[turn++ % graphs.size()].replay(); };
+  // Warm-up: each graph's first replay uploads it to the device (an engine replays its graphs many times).
+  kernels::time_launches(replay, int(graphs.size()));
+  us.clear();
+  for (int i = 0; i < s_.samples; ++i) us.push_back(1e3 * kernels::time_launches(replay, 1) / s_.per_sample);
+  out.emplace_back("graph", stats(us));
   return out;
 }
 
@@ -184,14 +218,9 @@ std::vector<Cell> KernelTiming::time_verify(race::Dtype dtype, std::int64_t requ
       const kernels::Status st = vk.launch(a, kernels::Defect::none, scratch.get());
       if (!st.ok) throw std::runtime_error(name + ": " + st.message);
     };
-    kernels::time_launches(launch, std::min(s_.per_sample, 5));  // warm-up
-    std::vector<double> us;
-    for (int i = 0; i < s_.samples; ++i) us.push_back(1e3 * kernels::time_launches(launch, s_.per_sample) / s_.per_sample);
-    Cell c{oracle::to_string(dtype), name, requests, stats(us)};
-    c.bytes = double(rows) * double(V) * double(oracle::size_of(dtype)) + double(requests) * double(V) * 4.0;
-    c.bandwidth = c.bytes / (c.us.median * 1e-6);
-    c.fraction_of_copy = c.bandwidth / device_.copy_bandwidth;
-    out.push_back(c);
+    const double bytes = double(rows) * double(V) * double(oracle::size_of(dtype)) + double(requests) * double(V) * 4.0;
+    for (const auto& [mode, us] : time(launch, windows))
+      out.push_back(cell(oracle::to_string(dtype), name, requests, mode, us, bytes));
   }
   return out;
 }

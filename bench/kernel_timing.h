@@ -3,6 +3,7 @@
 /// LLM-like rows rotated over a pool larger than L2, against the device's copy
 /// bandwidth and two empty launches measured in the same run.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@ struct TimingSettings {
   std::vector<std::string> kernels;  ///< default: every real kernel
   int samples = 0;      ///< timed samples per cell (0: 30 on a GPU, 3 on cpu)
   int per_sample = 0;   ///< launches per sample (0: 20 on a GPU, 1 on cpu)
-  int block_v = 4096;
+  int block_v = 0;  ///< the fused tile size; 0: kernels::tiling_for_rows
   /// Every logit 0 instead of LLM-like rows: every id can win, so a kernel
   /// that draws its noise draws all of it (its worst case).
   bool flat = false;
@@ -30,6 +31,10 @@ struct TimingSettings {
   /// draft accepted (u = 0), the chain's longest walk, then the bonus race.
   std::int64_t verify_drafts = -1;
   bool verifying() const { return verify_drafts >= 0; }
+  /// Each cell timed twice: launched call by call on the default stream, and
+  /// replayed from graphs of `per_sample` launches on a stream of its own (as
+  /// engines run their decode step: no host launch work timed). GPU backends.
+  bool graph = false;
 };
 
 struct Stats {
@@ -40,6 +45,8 @@ struct Stats {
 struct Cell {
   std::string dtype, kernel;
   std::int64_t rows = 0;
+  int block_v = 0;  ///< the fused kernels' tile size
+  std::string launch = "direct";  ///< "direct" (call by call) or "graph" (replayed)
   Stats us;
   /// What the step must read: logits (and noise read), plus stage-1 partials
   /// written and read; a verify step: its k + 1 target rows and a noise row.
@@ -71,6 +78,11 @@ class KernelTiming {
 
  private:
   std::vector<Cell> time_verify(race::Dtype dtype, std::int64_t requests);
+  /// `launch(i)` (each call its own window of `windows`), timed each way asked:
+  /// one Stats per launch mode, direct first.
+  std::vector<std::pair<std::string, Stats>> time(const std::function<void(int)>& launch, std::int64_t windows) const;
+  Cell cell(const std::string& dtype, const std::string& kernel, std::int64_t rows, const std::string& launch,
+            const Stats& us, double bytes) const;
   struct Pool;
   TimingSettings s_;
   DeviceFigures device_;

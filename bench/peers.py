@@ -21,8 +21,10 @@ rows; none of these peers' times depend on the values). Before timing, every
 peer must give eager's tokens on one window, up to near ties that rounding
 may order either way: a peer that samples wrongly is refused, not timed.
 With --raceoracle, that build's `bench --json` runs in the same call, on the
-same device, and its kernels join the table, with each peer's time over
-fused-post's (higher is slower).
+same device (with --graph when peers are timed from graphs: its kernels
+replayed from graphs too, KERNEL+graph), and its kernels join the table,
+with each peer's time over fused-post's launched the same way (higher is
+slower).
 """
 import argparse
 import itertools
@@ -174,18 +176,21 @@ def time_cell(race, pool, samples, per_sample, device, graph=False):
     return {"median_us": statistics.median(us), "min_us": min(us), "max_us": max(us)}
 
 
-def raceoracle_cells(exe, rows, vocab, dtypes):
-    """`raceoracle bench --json` of that build: {(kernel, dtype, rows): median us}."""
+def raceoracle_cells(exe, rows, vocab, dtypes, graph):
+    """`raceoracle bench --json` of that build (with --graph: its kernels replayed from CUDA graphs too):
+    {(kernel, dtype, rows): median us}, a graph-replayed cell's kernel named KERNEL+graph."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
         cmd = [exe, "bench", "--vocab", str(vocab), "--rows", *map(str, rows), "--dtypes", *dtypes, "--json", out]
+        cmd += ["--graph"] if graph else []
         print("$ " + " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True)
         with open(out) as f:
             data = json.load(f)
     cells = {}
     for c in data["results"]:
-        cells[(c["kernel"], c["dtype"], c["rows"])] = c["median_us"]
+        label = c["kernel"] + ("+graph" if c.get("launch") == "graph" else "")
+        cells[(label, c["dtype"], c["rows"])] = c["median_us"]
     return cells, data.get("device", "")
 
 
@@ -243,7 +248,7 @@ def main():
             del pool
     kernels, kernel_device = ({}, "")
     if a.raceoracle:
-        kernels, kernel_device = raceoracle_cells(a.raceoracle, a.rows, a.vocab, a.dtypes)
+        kernels, kernel_device = raceoracle_cells(a.raceoracle, a.rows, a.vocab, a.dtypes, True in graphs)
     print()
     print(table(cells, kernels, a.rows, a.dtypes))
     if a.json:
@@ -256,7 +261,8 @@ def main():
 
 
 def table(cells, kernels, rows, dtypes):
-    """Markdown: median us per (rows, dtype), each peer with its ratio to fused-post when measured."""
+    """Markdown: median us per (rows, dtype), each peer with its ratio to fused-post launched the same way
+    (call by call, or replayed from graphs: NAME+graph against fused-post+graph) when measured."""
     order = ["eager", "compile", "triton"]
     peers = sorted({c["peer"] for c in cells}, key=lambda p: (order.index(p.split("+")[0]), p))
     names = sorted({k for k, _, _ in kernels}) + peers
@@ -266,11 +272,12 @@ def table(cells, kernels, rows, dtypes):
     by.update(kernels)
     for d in dtypes:
         for r in rows:
-            ref = kernels.get(("fused-post", d, r))
             out = []
             for n in names:
                 v = by.get((n, d, r))
-                out.append("-" if v is None else f"{v:.1f}" + (f" ({v / ref:.2f}x)" if ref and n != "fused-post" else ""))
+                ref_name = "fused-post+graph" if n.endswith("+graph") else "fused-post"
+                ref = kernels.get((ref_name, d, r))
+                out.append("-" if v is None else f"{v:.1f}" + (f" ({v / ref:.2f}x)" if ref and n != ref_name else ""))
             lines.append(f"| {r} | {d} | " + " | ".join(out) + " |")
     return "\n".join(lines)
 

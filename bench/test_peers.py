@@ -41,6 +41,15 @@ def test_the_table_gives_each_time_over_fused_posts():
     assert text.splitlines()[2] == "| 1 | bf16 | 30.0 (3.00x) | 10.0 | 25.0 (2.50x) |"
 
 
+def test_graph_replayed_peers_are_compared_with_graph_replayed_fused_post():
+    cells = [{"peer": "eager", "dtype": "bf16", "rows": 1, "median_us": 25.0},
+             {"peer": "eager+graph", "dtype": "bf16", "rows": 1, "median_us": 12.0}]
+    kernels = {("fused-post", "bf16", 1): 10.0, ("fused-post+graph", "bf16", 1): 6.0}
+    text = peers.table(cells, kernels, [1], ["bf16"])
+    assert text.splitlines()[0] == "| rows | dtype | fused-post us | fused-post+graph us | eager us | eager+graph us |"
+    assert text.splitlines()[2] == "| 1 | bf16 | 10.0 | 6.0 | 25.0 (2.50x) | 12.0 (2.00x) |"
+
+
 def test_only_differences_beyond_rounding_count_against_a_peer():
     import torch
     logits = torch.tensor([[1.0, 3.0, 3.0, 0.0], [1.0, 3.0, 3.0, 0.0], [1.0, 3.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])

@@ -409,8 +409,11 @@ CommandLine::CommandLine()
   std::vector<int> block_vs;  // the compiled tilings at the default thread count
   for (const kernels::FusedConfig& tiling : kernels::kFusedConfigs)
     if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
-  o.bn->add_option("--block-v", o.bo.timing.block_v, "fused tile size")->check(CLI::IsMember(block_vs));
+  o.bn->add_option("--block-v", o.bo.timing.block_v, "fused tile size (default: the kernels' choice by row count)")->check(CLI::IsMember(block_vs));
   o.bn->add_option("--json", o.bo.json, "write the results as JSON")->check(kWritableFile);
+  o.bn->add_flag("--graph", o.bo.timing.graph,
+                 "also time each cell replayed from CUDA/HIP graphs on a stream of its own, as engines run their "
+                 "decode step (columns KERNEL+graph; GPU backends)");
   o.bn->add_flag("--flat", o.bo.timing.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
   o.bn->add_option("--top-k", o.bo.timing.filter.top_k, "every row's top-k, for the kernels that filter (default 0: off)")
       ->check(CLI::Range(0, 1 << 30));

@@ -40,6 +40,8 @@ std::string supported_configs() {
 
 std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c) { return (vocab + c.block_v - 1) / c.block_v; }
 
+FusedConfig tiling_for_rows(std::int64_t rows) { return rows <= 8 ? FusedConfig{1024, 256} : FusedConfig{}; }
+
 std::string check_args(const SampleArgs& a, NoiseSource source) {
   const auto n = [](std::int64_t v) { return std::to_string(v); };
   if (a.rows <= 0 || a.rows > 65535) return "rows must be in [1, 65535] (got " + n(a.rows) + ")";

@@ -149,16 +149,16 @@ hipError_t run(const SampleArgs& a, const Scratch& s) {
   const unsigned row_blocks = unsigned((a.rows + kThreads - 1) / kThreads);
   // Each launch is checked on its own, so an error names the step it came from.
   hipError_t e;
-  hipLaunchKernelGGL((race_kernel<Logit, D>), dim3(unsigned(a.rows)), dim3(kRaceThreads), 0, nullptr, a, s);
+  hipLaunchKernelGGL((race_kernel<Logit, D>), dim3(unsigned(a.rows)), dim3(kRaceThreads), 0, device::launch_stream(), a, s);
   if ((e = hipGetLastError()) != hipSuccess) return e;
   hipLaunchKernelGGL((argmax_chunk_kernel<Logit, D>), dim3(unsigned(chunks), unsigned(a.rows)), dim3(kThreads), 0,
-                     nullptr, a, s);
+                     device::launch_stream(), a, s);
   if ((e = hipGetLastError()) != hipSuccess) return e;
-  hipLaunchKernelGGL((argmax_final_kernel<D>), dim3(unsigned(a.rows)), dim3(kThreads), 0, nullptr, a, s, chunks);
+  hipLaunchKernelGGL((argmax_final_kernel<D>), dim3(unsigned(a.rows)), dim3(kThreads), 0, device::launch_stream(), a, s, chunks);
   if ((e = hipGetLastError()) != hipSuccess) return e;
-  hipLaunchKernelGGL((mask_kernel<D>), dim3(row_blocks), dim3(kThreads), 0, nullptr, a, s);
+  hipLaunchKernelGGL((mask_kernel<D>), dim3(row_blocks), dim3(kThreads), 0, device::launch_stream(), a, s);
   if ((e = hipGetLastError()) != hipSuccess) return e;
-  hipLaunchKernelGGL(where_kernel, dim3(row_blocks), dim3(kThreads), 0, nullptr, a, s);
+  hipLaunchKernelGGL(where_kernel, dim3(row_blocks), dim3(kThreads), 0, device::launch_stream(), a, s);
   return hipGetLastError();
 }
 

@@ -126,7 +126,11 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
-/// Launches `kernel` on the default stream, chained to the grid before it
+/// The stream kernels launch on: the default stream, or the one a
+/// kernels::LaunchStream (device_memory.h) made current on this thread.
+hipStream_t launch_stream();
+
+/// Launches `kernel` on launch_stream(), chained to the grid before it
 /// (see wait_for_prior_grid) where the platform supports it. Setting
 /// RACEORACLE_UNCHAINED=1 launches plainly instead (to measure what chaining
 /// gives; the results are the same).
@@ -138,7 +142,7 @@ hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args
     return e && *e && *e != '0';
   }();
   if (unchained) {
-    kernel<<<grid, block>>>(args...);
+    kernel<<<grid, block, 0, launch_stream()>>>(args...);
     return cudaGetLastError();
   }
   cudaLaunchAttribute chain[1];
@@ -149,9 +153,10 @@ hipError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, Args
   config.blockDim = block;
   config.attrs = chain;
   config.numAttrs = 1;
+  config.stream = launch_stream();
   return cudaLaunchKernelEx(&config, kernel, args...);
 #else
-  hipLaunchKernelGGL(kernel, grid, block, 0, nullptr, args...);
+  hipLaunchKernelGGL(kernel, grid, block, 0, launch_stream(), args...);
   return hipGetLastError();
 #endif
 }

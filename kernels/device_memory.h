@@ -38,9 +38,48 @@ void guard_padding(const void* p, std::size_t bytes);
 void device_synchronize();
 
 /// Device time in ms of `n` back-to-back calls of `launch(i)`, i = 0..n-1,
-/// between two events on the default stream (the host queues ahead, so the
+/// between two events on the launch stream (the host queues ahead, so the
 /// figure is GPU time, not host launch overhead, once a launch outlasts it).
 double time_launches(const std::function<void(int)>& launch, int n);
+
+/// A stream of its own that this thread's kernel launches (and
+/// time_launches's events) go to while the object lives; before it and
+/// after, the default stream (or an enclosing LaunchStream's).
+class LaunchStream {
+ public:
+  LaunchStream();
+  ~LaunchStream();
+  LaunchStream(const LaunchStream&) = delete;
+  LaunchStream& operator=(const LaunchStream&) = delete;
+
+ private:
+  void* stream_ = nullptr;
+  void* previous_ = nullptr;
+};
+
+/// Whether the backend has graphs (CUDA and HIP do; the cpu layer does not).
+bool graphs_supported();
+
+/// `launch(i)`, i = 0..n-1, captured once into a graph on the current
+/// LaunchStream (the default stream cannot be captured) and replayed whole
+/// by replay() on that stream, as an engine replays its decode step: the
+/// launches' host work is done once, at capture. Throws std::runtime_error
+/// where graphs are not supported, outside a LaunchStream, or when a launch
+/// fails to capture.
+class LaunchGraph {
+ public:
+  LaunchGraph(const std::function<void(int)>& launch, int n);
+  ~LaunchGraph();
+  LaunchGraph(LaunchGraph&& o) noexcept;
+  LaunchGraph(const LaunchGraph&) = delete;
+  LaunchGraph& operator=(const LaunchGraph&) = delete;
+  LaunchGraph& operator=(LaunchGraph&&) = delete;
+  void replay() const;
+
+ private:
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+};
 void launch_empty_kernel();
 /// Device-to-device copy on the default stream, not waited for.
 void device_copy_async(void* dst, const void* src, std::size_t bytes);

@@ -119,7 +119,7 @@ __global__ void empty_kernel() {}
 }  // namespace
 
 void launch_empty_kernel() {
-  hipLaunchKernelGGL(empty_kernel, dim3(1), dim3(32), 0, nullptr);
+  hipLaunchKernelGGL(empty_kernel, dim3(1), dim3(32), 0, device::launch_stream());
   check(hipGetLastError(), "empty kernel launch");
 }
 
@@ -131,9 +131,9 @@ double time_launches(const std::function<void(int)>& launch, int n) {
   hipEvent_t start, stop;
   check(hipEventCreate(&start), "hipEventCreate");
   check(hipEventCreate(&stop), "hipEventCreate");
-  check(hipEventRecord(start, nullptr), "hipEventRecord");
+  check(hipEventRecord(start, device::launch_stream()), "hipEventRecord");
   for (int i = 0; i < n; ++i) launch(i);
-  check(hipEventRecord(stop, nullptr), "hipEventRecord");
+  check(hipEventRecord(stop, device::launch_stream()), "hipEventRecord");
   check(hipEventSynchronize(stop), "hipEventSynchronize");
   float ms = 0;
   check(hipEventElapsedTime(&ms, start, stop), "hipEventElapsedTime");
@@ -141,6 +141,80 @@ double time_launches(const std::function<void(int)>& launch, int n) {
   (void)hipEventDestroy(stop);
   return ms;
 }
+
+namespace {
+thread_local hipStream_t t_launch_stream = nullptr;
+}  // namespace
+
+hipStream_t device::launch_stream() { return t_launch_stream; }
+
+LaunchStream::LaunchStream() : previous_(t_launch_stream) {
+  hipStream_t s = nullptr;
+#if defined(RACEORACLE_BACKEND_CPU)
+  check(hipStreamCreate(&s), "hipStreamCreate");
+#else
+  // Non-blocking, as engines' streams are: no implicit sync with the default stream, whose use would end a capture.
+  check(hipStreamCreateWithFlags(&s, hipStreamNonBlocking), "hipStreamCreateWithFlags");
+#endif
+  stream_ = s;
+  t_launch_stream = s;
+}
+
+LaunchStream::~LaunchStream() {
+  t_launch_stream = static_cast<hipStream_t>(previous_);
+  (void)hipStreamSynchronize(static_cast<hipStream_t>(stream_));
+  (void)hipStreamDestroy(static_cast<hipStream_t>(stream_));
+}
+
+#if defined(RACEORACLE_BACKEND_CPU)
+bool graphs_supported() { return false; }
+LaunchGraph::LaunchGraph(const std::function<void(int)>&, int) {
+  throw std::runtime_error("the cpu backend has no graphs (CUDA and HIP builds have)");
+}
+LaunchGraph::~LaunchGraph() = default;
+LaunchGraph::LaunchGraph(LaunchGraph&&) noexcept {}
+void LaunchGraph::replay() const {}
+#else
+bool graphs_supported() { return true; }
+
+LaunchGraph::LaunchGraph(const std::function<void(int)>& launch, int n) {
+  hipStream_t s = t_launch_stream;
+  if (!s) throw std::runtime_error("a graph is captured on a LaunchStream, not the default stream");
+  check(hipStreamBeginCapture(s, hipStreamCaptureModeThreadLocal), "hipStreamBeginCapture");
+  hipGraph_t g = nullptr;
+  try {
+    for (int i = 0; i < n; ++i) launch(i);
+  } catch (...) {
+    (void)hipStreamEndCapture(s, &g);  // ends the capture whatever it holds, so the stream is usable again
+    if (g) (void)hipGraphDestroy(g);
+    throw;
+  }
+  check(hipStreamEndCapture(s, &g), "hipStreamEndCapture (a launch the graph cannot hold?)");
+  graph_ = g;
+  hipGraphExec_t e = nullptr;
+#if defined(__CUDACC__)
+  const hipError_t made = cudaGraphInstantiate(&e, g, 0);
+#else
+  const hipError_t made = hipGraphInstantiate(&e, g, nullptr, nullptr, 0);
+#endif
+  if (made != hipSuccess) {
+    (void)hipGraphDestroy(g);
+    check(made, "hipGraphInstantiate");
+  }
+  exec_ = e;
+}
+
+LaunchGraph::~LaunchGraph() {
+  if (exec_) (void)hipGraphExecDestroy(static_cast<hipGraphExec_t>(exec_));
+  if (graph_) (void)hipGraphDestroy(static_cast<hipGraph_t>(graph_));
+}
+
+LaunchGraph::LaunchGraph(LaunchGraph&& o) noexcept : graph_(o.graph_), exec_(o.exec_) { o.graph_ = o.exec_ = nullptr; }
+
+void LaunchGraph::replay() const {
+  check(hipGraphLaunch(static_cast<hipGraphExec_t>(exec_), t_launch_stream), "hipGraphLaunch");
+}
+#endif
 
 std::size_t device_l2_bytes() {
 #if defined(RACEORACLE_BACKEND_CPU)

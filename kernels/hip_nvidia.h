@@ -7,6 +7,8 @@
 using hipError_t = cudaError_t;
 using hipStream_t = cudaStream_t;
 using hipEvent_t = cudaEvent_t;
+using hipGraph_t = cudaGraph_t;
+using hipGraphExec_t = cudaGraphExec_t;
 #define hipSuccess cudaSuccess
 #define hipErrorInvalidValue cudaErrorInvalidValue
 #define hipErrorInvalidConfiguration cudaErrorInvalidConfiguration
@@ -23,8 +25,16 @@ using hipEvent_t = cudaEvent_t;
 #define hipMemsetAsync cudaMemsetAsync
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipStreamCreate cudaStreamCreate
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipStreamDestroy cudaStreamDestroy
 #define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphDestroy cudaGraphDestroy
+#define hipGraphExecDestroy cudaGraphExecDestroy
 #define hipEventCreate cudaEventCreate
 #define hipEventDestroy cudaEventDestroy
 #define hipEventRecord cudaEventRecord

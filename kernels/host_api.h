@@ -59,6 +59,11 @@ struct Partials {
   std::int64_t tiles = 0;
 };
 std::int64_t tile_count(std::int64_t vocab, const FusedConfig& c);
+/// The tiling for a batch of `rows` rows where the caller leaves it to the
+/// kernel (`raceoracle bench`'s default): 1024-id tiles up to 8 rows, so that
+/// a few rows' tiles spread over the SMs, the default 4096 from 16 rows on
+/// (measured replayed from graphs: bench/README.md, "Replayed from graphs").
+FusedConfig tiling_for_rows(std::int64_t rows);
 
 struct Status {
   bool ok = true;
