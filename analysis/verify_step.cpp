@@ -36,6 +36,12 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     q = qv.as_f32();
     r.draft_probs = true;
   }
+  std::vector<std::int32_t> counts;  // each request's own k_r (SPEC §11), when given
+  if (has("draft_counts")) {
+    const protocol::TensorView c = require("draft_counts");
+    require_shape(c, "draft_counts", {R}, {"I32", "I64"});
+    counts = ids_of(c);
+  }
   const verify_files::Metadata m = verify_files::read_metadata(metadata, true);
   r.contract = m.contract, r.constants = m.constants, r.rules = m.rules;
   const std::vector<float>& logits = x.logits;
@@ -45,12 +51,12 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
   const std::vector<std::int64_t> written = tok.as_i64();  // what a failure names, before ids_of's marker
   const oracle::VerifyBatchView batch{logits.data(), oracle::Dtype::f32 /* widened exactly */, R, k, V, draft_ids.data(),
                                       q.empty() ? nullptr : q.data(), uniforms.data(), R_noise.data(), B_noise.data(),
-                                      T.data()};
+                                      T.data(), counts.empty() ? nullptr : counts.data()};
   for (std::int64_t i = 0; i < R; ++i) {
     const oracle::VerifyView v = batch.request(i);
     const oracle::VerifyVerdict verdict = oracle::decide_verify(v, r.contract, r.constants, r.rules);
     const std::int32_t* out = tokens.data() + i * (k + 1);
-    oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out);
+    oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out, k + 1);
     for (std::int64_t p = 0; p <= k; ++p)  // an id past int32 is out of range; say the value written
       if (out[p] == INT_MIN && written[std::size_t(i * (k + 1) + p)] != INT_MIN) {
         j = {oracle::Outcome::out_of_range,
@@ -59,7 +65,7 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
       }
     r.add(j.outcome);
     if (!oracle::is_failure(j.outcome) && j.outcome != oracle::Outcome::out_of_contract)
-      for (std::int64_t p = 0; p < k && out[p + 1] != race::kVerifyPlaceholder; ++p) ++r.accepted;
+      for (std::int64_t p = 0; p < v.drafts && out[p + 1] != race::kVerifyPlaceholder; ++p) ++r.accepted;
     if (oracle::is_failure(j.outcome) && int(r.failures.size()) < max_failures)
       r.failures.push_back(fmt::format("request {} (T = {}): {}: {}", i, T[std::size_t(i)], oracle::to_string(j.outcome), j.why));
   }

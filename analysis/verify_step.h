@@ -6,7 +6,9 @@
 /// F16 or F32), `draft_ids` [R, k] (I32 or I64), `draft_probs` [R, k, V] (F32;
 /// absent: deterministic drafts), `uniforms` [R, k] (F64 or F32),
 /// `recovery_noise` and `bonus_noise` [R, V] (F32), `temperatures` [R] (F32),
-/// `tokens` [R, k + 1] (I32 or I64; -1 after the emitted token); metadata: the
+/// `tokens` [R, k + 1] (I32 or I64; -1 after the emitted token), optionally
+/// `draft_counts` [R] (I32 or I64: each request's own k_r <= k, its ids k_r +
+/// 1 then -1; absent: every request has k); metadata: the
 /// contract fields (protocol/contract_fields.h), `eps`, `greedy_eps`, and
 /// `uniform_compare` (f64, the default, or f32: race::VerifyRules).
 #include <cstdint>

@@ -60,7 +60,8 @@ constexpr bool filter_only(Defect d) {
 /// The defects of the verify step alone (SPEC §11): a sampling kernel has no
 /// acceptance, residual or bonus to get wrong.
 inline constexpr Defect kVerifyOnly[] = {Defect::accept_strict, Defect::residual_unclamped, Defect::recover_from_target,
-                                         Defect::bonus_after_reject, Defect::draft_row0, Defect::eps_dropped};
+                                         Defect::bonus_after_reject, Defect::draft_row0, Defect::eps_dropped,
+                                         Defect::draft_counts_ignored};
 constexpr bool verify_only(Defect d) {
   for (Defect x : kVerifyOnly)
     if (x == d) return true;
@@ -68,8 +69,9 @@ constexpr bool verify_only(Defect d) {
 }
 /// The defects the verify kernel is built with.
 using VerifyDefects =
-    DefectSet<Defect::none, kVerifyOnly[0], kVerifyOnly[1], kVerifyOnly[2], kVerifyOnly[3], kVerifyOnly[4], kVerifyOnly[5]>;
-static_assert(std::size(kVerifyOnly) == 6, "VerifyDefects lists every entry of kVerifyOnly");
+    DefectSet<Defect::none, kVerifyOnly[0], kVerifyOnly[1], kVerifyOnly[2], kVerifyOnly[3], kVerifyOnly[4], kVerifyOnly[5],
+              kVerifyOnly[6]>;
+static_assert(std::size(kVerifyOnly) == 7, "VerifyDefects lists every entry of kVerifyOnly");
 
 inline constexpr std::size_t kTensorDefectCount =
     std::size(kAllDefects) - std::size(kDrawnOnly) - std::size(kFilterOnly) - std::size(kVerifyOnly);

@@ -114,6 +114,10 @@ struct VerifyArgs {
   std::int64_t vocab = 0;
   std::int64_t target_stride = 0;          ///< elements between consecutive target rows
   const std::int32_t* draft_ids = nullptr;  ///< [requests, drafts]
+  /// [requests]: request r's own count k_r in [0, drafts] (its drafts the
+  /// first k_r of its row, its bonus row target row k_r, its ids k_r + 1,
+  /// then the placeholder); null: every request has `drafts`.
+  const std::int32_t* draft_counts = nullptr;
   const float* draft_probs = nullptr;       ///< [requests, drafts, vocab], or null: deterministic drafts
   const double* uniforms = nullptr;         ///< [requests, drafts]
   const float* recovery_noise = nullptr;    ///< [requests, vocab]

@@ -31,6 +31,7 @@ __global__ __launch_bounds__(THREADS) void verify_softmax_kernel(VerifyLaunch l)
   device::allow_next_grid();
   const VerifyArgs& a = l.a;
   const std::int64_t row = blockIdx.x, n = a.vocab;
+  if (row % (a.drafts + 1) > verify::draft_count<D>(a, row / (a.drafts + 1))) return;  // past the request's bonus row
   const float T = a.temperatures[row / (a.drafts + 1)];
   const Logit* x = static_cast<const Logit*>(a.target) + row * a.target_stride;
   if (is_greedy<D>(T, a.greedy_eps)) {
@@ -59,8 +60,8 @@ __global__ __launch_bounds__(THREADS) void verify_chain_kernel(VerifyLaunch l) {
   device::wait_for_prior_grid();
   device::allow_next_grid();
   const VerifyArgs& a = l.a;
-  const std::int64_t req = blockIdx.x, k = a.drafts, n = a.vocab, rows = k + 1;
-  const std::int32_t* d = a.draft_ids + req * k;
+  const std::int64_t req = blockIdx.x, k = verify::draft_count<D>(a, blockIdx.x), n = a.vocab, rows = a.drafts + 1;
+  const std::int32_t* d = a.draft_ids + req * a.drafts;
   std::int32_t* out = a.tokens + req * rows;
   const bool greedy = is_greedy<D>(a.temperatures[req], a.greedy_eps);
   if (threadIdx.x == 0) {
@@ -73,7 +74,7 @@ __global__ __launch_bounds__(THREADS) void verify_chain_kernel(VerifyLaunch l) {
         continue;
       }
       const float* q = verify::draft_row<D>(a, req, j);
-      if (!verify::accepts<D>(l.probs[(req * rows + j) * n + dj], q ? q[dj] : 1.0f, a.uniforms[req * k + j])) break;
+      if (!verify::accepts<D>(l.probs[(req * rows + j) * n + dj], q ? q[dj] : 1.0f, a.uniforms[req * a.drafts + j])) break;
     }
     smem_accepted[0] = int(j);
   }

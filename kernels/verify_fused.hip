@@ -41,6 +41,7 @@ __global__ __launch_bounds__(THREADS) void verify_tile_kernel(FusedVerifyLaunch 
   const std::int64_t count = a.vocab - start < kVerifyTile ? a.vocab - start : kVerifyTile;
   const Logit* x = target_row<Logit>(a, row) + start;
   const std::int64_t slot = row * l.tiles + tile;
+  if (row % (a.drafts + 1) > verify::draft_count<D>(a, row / (a.drafts + 1))) return;  // past the request's bonus row
   const float T = a.temperatures[row / (a.drafts + 1)];
   if (is_greedy<D>(T, a.greedy_eps)) {
     Best best = no_candidate();
@@ -70,8 +71,9 @@ __global__ __launch_bounds__(THREADS) void verify_fused_chain_kernel(FusedVerify
   device::wait_for_prior_grid();
   device::allow_next_grid();
   const VerifyArgs& a = l.a;
-  const std::int64_t req = blockIdx.x, k = a.drafts, n = a.vocab, rows = k + 1, tiles = l.tiles;
-  const std::int32_t* d = a.draft_ids + req * k;
+  const std::int64_t req = blockIdx.x, k = verify::draft_count<D>(a, blockIdx.x), n = a.vocab, rows = a.drafts + 1,
+                     tiles = l.tiles;
+  const std::int32_t* d = a.draft_ids + req * a.drafts;
   const float T = a.temperatures[req];
   const bool greedy = is_greedy<D>(T, a.greedy_eps);
   const float t = race::clamp_temperature(T);
@@ -117,7 +119,7 @@ __global__ __launch_bounds__(THREADS) void verify_fused_chain_kernel(FusedVerify
     row_stats(j, M, S);
     const float* q = verify::draft_row<D>(a, req, j);
     const float p = prob(load_logit(target_row<Logit>(a, req * rows + j) + dj), M, S);
-    if (!verify::accepts<D>(p, q ? q[dj] : 1.0f, a.uniforms[req * k + j])) {
+    if (!verify::accepts<D>(p, q ? q[dj] : 1.0f, a.uniforms[req * a.drafts + j])) {
       acc = j;
       break;
     }

@@ -15,6 +15,15 @@ __device__ __forceinline__ bool accepts(float p, float qd, double u) {
   return qd > 0.0f && double(p / qd) >= u;
 }
 
+/// Request `req`'s own draft count k_r, clamped to [0, k] so that a count out
+/// of contract never sends a kernel past its request's rows.
+template <Defect D>
+__device__ __forceinline__ std::int64_t draft_count(const VerifyArgs& a, std::int64_t req) {
+  if (D == Defect::draft_counts_ignored || !a.draft_counts) return a.drafts;
+  const std::int64_t c = a.draft_counts[req];
+  return c < 0 ? 0 : c > a.drafts ? a.drafts : c;
+}
+
 /// Position j's draft probabilities of request `req`; null: the point mass at the draft.
 template <Defect D>
 __device__ __forceinline__ const float* draft_row(const VerifyArgs& a, std::int64_t req, std::int64_t j) {

@@ -147,6 +147,7 @@ const char* to_string(InvalidReason r) {
     case InvalidReason::zero_noise_without_eps: return "zero noise, and no eps (the sampler adds none, or the launch's eps is 0)";
     case InvalidReason::bad_filter: return "top_p outside (0, 1] or min_p outside [0, 1]";
     case InvalidReason::bad_draft: return "a draft id outside [0, V), or a draft probability negative, NaN or inf";
+    case InvalidReason::bad_draft_count: return "the request's own draft count outside [0, k]";
     case InvalidReason::bad_uniform: return "an acceptance uniform outside [0, 1), or NaN";
   }
   return "?";

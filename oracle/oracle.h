@@ -20,7 +20,8 @@ enum class InvalidReason : std::uint8_t {
   zero_noise_without_eps,  ///< no eps (race::EpsRule::none, or the launch's eps = 0): a key divides by a zero draw
   bad_filter,  ///< top_p outside (0, 1] or min_p outside [0, 1] (SPEC §9)
   bad_draft,   ///< a verify request's draft id outside [0, V), or a draft probability negative, NaN or inf (SPEC §11)
-  bad_uniform  ///< a verify request's acceptance uniform outside [0, 1), or NaN (SPEC §11)
+  bad_uniform,  ///< a verify request's acceptance uniform outside [0, 1), or NaN (SPEC §11)
+  bad_draft_count  ///< a verify request's own draft count outside [0, k] (SPEC §11)
 };
 const char* to_string(InvalidReason r);
 

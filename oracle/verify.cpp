@@ -32,6 +32,7 @@ VerifyVerdict check_inputs(const VerifyView& r, bool greedy) {
   const float T = r.temperature;
   if (std::isnan(T)) return invalid(InvalidReason::nan_temperature, -1, -1);
   if (T == std::numeric_limits<float>::infinity()) return invalid(InvalidReason::inf_temperature, -1, -1);
+  if (!r.draft_count_in_contract) return invalid(InvalidReason::bad_draft_count, -1, -1);
   for (std::int64_t j = 0; j <= r.drafts; ++j) {
     const RowView row = r.target_row(j, nullptr);
     for (std::int64_t i = 0; i < r.vocab; ++i) {
@@ -176,6 +177,11 @@ VerifyView VerifyBatchView::request(std::int64_t r) const {
   v.recovery_noise = recovery_noise + r * vocab;
   v.bonus_noise = bonus_noise + r * vocab;
   v.temperature = temperatures[r];
+  if (draft_counts) {  // clamped as the kernels clamp it, so that no reader leaves the request's rows
+    const std::int64_t c = draft_counts[r];
+    v.drafts = std::clamp<std::int64_t>(c, 0, drafts);
+    v.draft_count_in_contract = c == v.drafts;
+  }
   return v;
 }
 
@@ -267,14 +273,18 @@ std::string VerifyVerdict::describe() const {
   return s;
 }
 
-VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int32_t* out) {
+VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int32_t* out, std::int64_t slots) {
   const std::int64_t k = r.drafts;
+  if (slots < k + 1) slots = k + 1;
   std::int64_t e = 0;
   while (e <= k && out[e] != race::kVerifyPlaceholder) ++e;
   if (e == 0) return {Outcome::out_of_range, "nothing emitted: position 0 holds the placeholder"};
-  for (std::int64_t j = e; j <= k; ++j)
+  for (std::int64_t j = e; j < slots; ++j)
     if (out[j] != race::kVerifyPlaceholder)
-      return {Outcome::out_of_range, fmt::format("position {} holds {} after the placeholder at position {}", j, out[j], e)};
+      return {Outcome::out_of_range,
+              j > k ? fmt::format("position {} holds {}, past the request's {} id{} (its own count of drafts is {})", j, out[j],
+                                  k + 1, k == 0 ? "" : "s", k)
+                    : fmt::format("position {} holds {} after the placeholder at position {}", j, out[j], e)};
   for (std::int64_t j = 0; j < e; ++j)
     if (out[j] < 0 || out[j] >= r.vocab)
       return {Outcome::out_of_range, fmt::format("position {} holds {}, outside [0, {})", j, out[j], r.vocab)};

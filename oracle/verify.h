@@ -23,7 +23,8 @@ struct VerifyView {
   Dtype dtype = Dtype::f32;
   std::int64_t vocab = 0;
   std::int64_t stride = 0;
-  std::int64_t drafts = 0;                  ///< k
+  std::int64_t drafts = 0;                  ///< k (the request's own count)
+  bool draft_count_in_contract = true;      ///< false: the count given was outside [0, k] (drafts holds it clamped)
   const std::int32_t* draft_ids = nullptr;  ///< [k]
   const float* draft_probs = nullptr;       ///< [k, vocab] (rows `vocab` apart), or nullptr: deterministic drafts
   const double* uniforms = nullptr;         ///< [k]
@@ -51,6 +52,9 @@ struct VerifyBatchView {
   const float* recovery_noise = nullptr;
   const float* bonus_noise = nullptr;
   const float* temperatures = nullptr;
+  /// [requests]: each request's own count k_r in [0, drafts], its drafts the
+  /// first k_r of its row and its bonus row target row k_r; null: every request has `drafts`.
+  const std::int32_t* draft_counts = nullptr;
 
   VerifyView request(std::int64_t r) const;  ///< request r (unfiltered)
 };
@@ -97,7 +101,9 @@ struct VerifyJudgement {
   Outcome outcome = Outcome::identical;
   std::string why;  ///< empty when identical
 };
-/// `out`: the k + 1 ids the sampler wrote.
-VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int32_t* out);
+/// `out`: the ids the sampler wrote, `slots` of them (the batch's k + 1 where
+/// requests have counts of their own: every one past the request's k_r + 1
+/// must hold the placeholder); by default the request's k + 1.
+VerifyJudgement judge_verify(const VerifyVerdict& v, const VerifyView& r, const std::int32_t* out, std::int64_t slots = 0);
 
 }  // namespace raceoracle::oracle

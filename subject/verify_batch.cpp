@@ -11,10 +11,15 @@ const void* VerifyBatch::target() const {
   return dtype == race::Dtype::bf16 ? static_cast<const void*>(target_bf16.data()) : target_f32.data();
 }
 
+std::int64_t VerifyBatch::draft_count(std::int64_t r) const {
+  return draft_counts.empty() ? drafts : draft_counts[std::size_t(r)];
+}
+
 oracle::VerifyView VerifyBatch::request(std::int64_t r) const {
   return oracle::VerifyBatchView{target(), dtype, requests, drafts, vocab, draft_ids.data(),
                                  draft_probs.empty() ? nullptr : draft_probs.data(), uniforms.data(),
-                                 recovery_noise.data(), bonus_noise.data(), temperatures.data()}
+                                 recovery_noise.data(), bonus_noise.data(), temperatures.data(),
+                                 draft_counts.empty() ? nullptr : draft_counts.data()}
       .request(r);
 }
 
@@ -32,6 +37,7 @@ VerifyBatch requests_of(const VerifyBatch& b, const std::vector<std::int64_t>& r
     if (b.dtype == race::Dtype::bf16) take(b.target_bf16, out.target_bf16, r, rows * b.vocab);
     else take(b.target_f32, out.target_f32, r, rows * b.vocab);
     take(b.draft_ids, out.draft_ids, r, b.drafts);
+    if (!b.draft_counts.empty()) take(b.draft_counts, out.draft_counts, r, 1);
     if (!b.draft_probs.empty()) take(b.draft_probs, out.draft_probs, r, b.drafts * b.vocab);
     take(b.uniforms, out.uniforms, r, b.drafts);
     take(b.recovery_noise, out.recovery_noise, r, b.vocab);
@@ -42,8 +48,10 @@ VerifyBatch requests_of(const VerifyBatch& b, const std::vector<std::int64_t>& r
 }
 
 std::string request_name(const VerifyBatch& b, std::int64_t r) {
-  return fmt::format("{} (T = {}, {} draft{})", b.requests == 1 ? std::string("the request") : fmt::format("request {}", r),
-                     b.temperatures[std::size_t(r)], b.drafts, b.drafts == 1 ? "" : "s");
+  const std::int64_t k = b.draft_count(r);
+  return fmt::format("{} (T = {}, {} draft{}{})", b.requests == 1 ? std::string("the request") : fmt::format("request {}", r),
+                     b.temperatures[std::size_t(r)], k, k == 1 ? "" : "s",
+                     k == b.drafts ? "" : fmt::format(" of the batch's {}", b.drafts));
 }
 
 std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b, kernels::Defect defect) {
@@ -54,6 +62,8 @@ std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, cons
   if (b.dtype == race::Dtype::bf16) target_bf16 = DeviceArray<std::uint16_t>(b.target_bf16);
   else target_f32 = DeviceArray<float>(b.target_f32);
   DeviceArray<std::int32_t> ids(b.draft_ids.empty() ? std::vector<std::int32_t>{0} : b.draft_ids);
+  DeviceArray<std::int32_t> counts;
+  if (!b.draft_counts.empty()) counts = DeviceArray<std::int32_t>(b.draft_counts);
   DeviceArray<float> probs;
   if (!b.draft_probs.empty()) probs = DeviceArray<float>(b.draft_probs);
   DeviceArray<double> uniforms(b.uniforms.empty() ? std::vector<double>{0.0} : b.uniforms);
@@ -65,6 +75,7 @@ std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, cons
   a.dtype = b.dtype;
   a.requests = b.requests, a.drafts = b.drafts, a.vocab = b.vocab, a.target_stride = b.vocab;
   a.draft_ids = ids.get();
+  a.draft_counts = b.draft_counts.empty() ? nullptr : counts.get();
   a.draft_probs = b.draft_probs.empty() ? nullptr : probs.get();
   a.uniforms = uniforms.get();
   a.recovery_noise = recovery.get(), a.bonus_noise = bonus.get(), a.temperatures = temperatures.get();
@@ -82,7 +93,7 @@ VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int3
   for (std::int64_t r = 0; r < b.requests; ++r) {
     const oracle::VerifyView view = b.request(r);
     const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants);
-    const oracle::VerifyJudgement j = oracle::judge_verify(v, view, tokens.data() + r * (b.drafts + 1));
+    const oracle::VerifyJudgement j = oracle::judge_verify(v, view, tokens.data() + r * (b.drafts + 1), b.drafts + 1);
     t.add(j.outcome);
     if (oracle::is_failure(j.outcome) && t.first_failure.empty())
       t.first_failure = fmt::format("{}: {}", request_name(b, r), j.why);

@@ -12,7 +12,7 @@
 
 namespace raceoracle::subject {
 
-/// A batch of requests with the same number of drafts, in the layout the
+/// A batch of requests of up to `drafts` drafts each, in the layout the
 /// verify kernels read (kernels::VerifyArgs).
 struct VerifyBatch {
   race::Dtype dtype = race::Dtype::f32;
@@ -20,6 +20,7 @@ struct VerifyBatch {
   std::vector<float> target_f32;            ///< [requests, drafts + 1, vocab] (dtype f32)
   std::vector<std::uint16_t> target_bf16;   ///< the same (dtype bf16)
   std::vector<std::int32_t> draft_ids;      ///< [requests, drafts]
+  std::vector<std::int32_t> draft_counts;   ///< [requests]: each request's own k_r in [0, drafts], or empty: all `drafts`
   std::vector<float> draft_probs;           ///< [requests, drafts, vocab], or empty: deterministic drafts
   std::vector<double> uniforms;             ///< [requests, drafts]
   std::vector<float> recovery_noise, bonus_noise;  ///< [requests, vocab] each
@@ -27,6 +28,7 @@ struct VerifyBatch {
   race::RaceConstants constants;
 
   const void* target() const;
+  std::int64_t draft_count(std::int64_t r) const;  ///< request r's own count as given (drafts without counts)
   /// Request r as the oracle reads it.
   oracle::VerifyView request(std::int64_t r) const;
 };

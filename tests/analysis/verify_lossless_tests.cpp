@@ -117,10 +117,10 @@ TEST(VerifyEmittedLaw, TheBandHoldsTheTargetsLaw) {
     const subject::VerifyBatch b = fixtures::random_verify_batch(seed, shape, {});
     for (std::int64_t q = 0; q < b.requests; ++q) {
       const oracle::VerifyView v = b.request(q);
-      for (std::int64_t j = 0; j <= b.drafts; ++j) {
+      for (std::int64_t j = 0; j <= v.drafts; ++j) {
         double q_sum = 0;
-        for (std::int64_t i = 0; j < b.drafts && i < b.vocab; ++i) q_sum += v.draft_prob(j, i);
-        if (j < b.drafts && std::abs(q_sum - 1) > 1e-6) continue;  // a planted draft law that is no law
+        for (std::int64_t i = 0; j < v.drafts && i < b.vocab; ++i) q_sum += v.draft_prob(j, i);
+        if (j < v.drafts && std::abs(q_sum - 1) > 1e-6) continue;  // a planted draft law that is no law
         const oracle::Distribution d = oracle::emitted_distribution(v, j, {}, b.constants);
         if (d.row_class != oracle::RowClass::sampling) continue;
         for (std::int64_t i = 0; i < b.vocab; ++i) {

@@ -27,6 +27,7 @@ class VerifyStepFiles : public protocol::testing::SafetensorsFiles {
     if (b.dtype == race::Dtype::bf16) s.tensors["target_logits"] = tensor("BF16", {R, k + 1, V}, b.target_bf16);
     else s.tensors["target_logits"] = tensor("F32", {R, k + 1, V}, b.target_f32);
     s.tensors["draft_ids"] = tensor("I32", {R, k}, b.draft_ids);
+    if (!b.draft_counts.empty()) s.tensors["draft_counts"] = tensor("I32", {R}, b.draft_counts);
     if (!b.draft_probs.empty()) s.tensors["draft_probs"] = tensor("F32", {R, k, V}, b.draft_probs);
     s.tensors["uniforms"] = tensor("F64", {R, k}, b.uniforms);
     s.tensors["recovery_noise"] = tensor("F32", {R, V}, b.recovery_noise);

@@ -265,6 +265,37 @@ TEST(VerifyOracle, OutOfContractRequestsNameTheirReasonAndStillNeedAWellFormedOu
   EXPECT_EQ(decide_of(r).request_class, RowClass::sampling);
 }
 
+/// A batch whose requests have counts of their own (SPEC §11): request r
+/// reads its first k_r drafts and target rows 0..k_r, writes k_r + 1 ids then
+/// the placeholder up to the batch's k + 1; a count outside [0, k] is out of
+/// contract, clamped so that nothing past the request's rows is read.
+TEST(VerifyOracle, RequestsWithCountsOfTheirOwn) {
+  Request r = uniform_request({0.0, 0.0});  // k = 2, P/Q = 0.25 >= u = 0: every draft accepted
+  std::vector<std::int32_t> counts{1};
+  VerifyBatchView b{r.x.data(), Dtype::f32, 1, r.k, r.V, r.d.data(), r.q.empty() ? nullptr : r.q.data(), r.u.data(),
+                    r.R.data(), r.B.data(), &r.T, counts.data()};
+  VerifyView v = b.request(0);
+  EXPECT_EQ(v.drafts, 1);
+  VerifyVerdict verdict = decide_verify(v, vllm_contract());
+  ASSERT_EQ(verdict.request_class, RowClass::sampling) << verdict.describe();
+  EXPECT_EQ(verdict.accepted, 1);  // its one draft accepted, the bonus from target row 1
+  const std::int32_t bonus = std::int32_t(verdict.token);
+  const std::vector<std::int32_t> good{r.d[0], bonus, -1}, past{r.d[0], bonus, r.d[1]};
+  EXPECT_NE(judge_verify(verdict, v, good.data(), 3).outcome, Outcome::out_of_range);
+  const VerifyJudgement j = judge_verify(verdict, v, past.data(), 3);
+  EXPECT_EQ(j.outcome, Outcome::out_of_range);
+  EXPECT_NE(j.why.find("past the request's 2 ids (its own count of drafts is 1)"), std::string::npos) << j.why;
+  for (std::int32_t bad : {-1, 3}) {
+    counts[0] = bad;
+    v = b.request(0);
+    EXPECT_GE(v.drafts, 0);
+    EXPECT_LE(v.drafts, r.k);
+    verdict = decide_verify(v, vllm_contract());
+    EXPECT_EQ(verdict.request_class, RowClass::invalid) << bad;
+    EXPECT_EQ(verdict.reason, InvalidReason::bad_draft_count) << bad;
+  }
+}
+
 TEST(VerifyOracle, TheJudgeNamesMalformedOutputs) {
   const Request r = uniform_request({0.1, 0.1});
   const VerifyVerdict v = decide_of(r);
