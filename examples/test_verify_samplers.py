@@ -26,6 +26,19 @@ def test_each_broken_rejection_sampler_fails(defect):
     assert "verdict: FAIL" in str(failure.value)
 
 
+def test_requests_with_counts_of_their_own():
+    # Requests padded to the batch's k, each with its own count (vLLM's num_draft_tokens):
+    # the sampler that honours the counts passes, one that walks every request's k fails.
+    inputs = vs.requests(counts=True)
+    assert (inputs["draft_counts"] < 4).any() and (inputs["draft_counts"] > 0).any()
+    report = raceoracle.verify_step(**inputs, tokens=vs.rejection_sample(**inputs), **vs.CONTRACT)
+    assert report["unexplained"] == 0 and report["identical"] > 0
+    for defect in vs.COUNT_DEFECTS:
+        with pytest.raises(AssertionError) as failure:
+            raceoracle.verify_step(**inputs, tokens=vs.rejection_sample(**inputs, defect=defect), **vs.CONTRACT)
+        assert "past the request's" in str(failure.value)
+
+
 def test_a_malformed_file_is_refused_with_its_reason():
     inputs = vs.requests(R=2, k=1, V=8)
     inputs["uniforms"] = inputs["uniforms"][:, :0]  # [R, 0] where [R, 1] is due

@@ -1,6 +1,7 @@
 """The speculative-decoding verify step as vLLM's rejection sampler computes it
-(SPEC 11, ../docs/SPEC.md), in PyTorch, and five broken copies of it, each
-with one defect the field has shipped or could. Judged on given noise by
+(SPEC 11, ../docs/SPEC.md), in PyTorch, requests with draft counts of their
+own included, and six broken copies of it, each with one defect the field
+has shipped or could. Judged on given noise by
 `raceoracle.verify_step`; and `speculate`, the step run many times with its
 own randomness (drafts drawn, uniforms, noise), judged for losslessness by
 `raceoracle.verify_lossless`, once with its verify uniform tied to the draft's
@@ -20,10 +21,16 @@ CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=
 
 
 def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
-                     defect=None):
-    """[R, k + 1] ids: the accepted drafts, the emitted token, then -1."""
+                     draft_counts=None, defect=None):
+    """[R, k + 1] ids: the accepted drafts, the emitted token, then -1.
+    draft_counts [R]: each request's own number of drafts k_r <= k (vLLM's
+    num_draft_tokens, here padded to k): it accepts among its first k_r and
+    takes its bonus from row k_r."""
     R, rows, V = target_logits.shape
     k = rows - 1
+    if draft_counts is None or defect == "counts_ignored":
+        draft_counts = torch.full((R,), k, dtype=torch.int64, device=target_logits.device)
+    counts = draft_counts.long()
     greedy = temperatures == 0
     t = torch.where(greedy, torch.ones_like(temperatures), temperatures.clamp(min=1e-5))
     probs = torch.softmax(target_logits.float() / t[:, None, None], dim=-1)
@@ -37,12 +44,13 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
     ratio = (p_d / q_d).double()
     accept = (q_d > 0) & ((ratio > uniforms) if defect == "strict" else (ratio >= uniforms))
     accept = torch.where(greedy[:, None], draft_ids.long() == argmax[:, :k], accept)
-    # The number accepted: the first rejection, or k.
+    # The number accepted: the first rejection, or the request's count.
     rejected = ~accept
     if k == 0:  # no drafts: every request emits its bonus token
         first = torch.zeros(R, dtype=torch.int64, device=target_logits.device)
     else:
         first = torch.where(rejected.any(dim=-1), rejected.float().argmax(dim=-1), torch.full_like(temperatures, k).long())
+    first = torch.minimum(first, counts)
     residual = probs[:, :k] - q
     if defect != "no_clamp":
         residual = residual.clamp(min=0)
@@ -50,30 +58,36 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
         residual = probs[:, :k]
     recovered = (residual / recovery_noise[:, None, :]).argmax(dim=-1)  # [R, k]
     recovered = torch.where(greedy[:, None], argmax[:, :k], recovered)
-    bonus = (probs[:, k] / bonus_noise).argmax(dim=-1)
-    bonus = torch.where(greedy, argmax[:, k], bonus)
+    bonus_row = probs.gather(1, counts[:, None, None].expand(-1, 1, V))[:, 0]  # row k_r: the request's bonus row
+    bonus = (bonus_row / bonus_noise).argmax(dim=-1)
+    bonus = torch.where(greedy, argmax.gather(1, counts[:, None])[:, 0], bonus)
     # The ids: the accepted drafts, then the recovered token (or the bonus), then -1.
     position = torch.arange(rows, device=target_logits.device)[None, :]
-    emitted = torch.cat([recovered, bonus[:, None]], dim=1).gather(1, first[:, None])  # [R, 1]
+    at_rejection = torch.cat([recovered, bonus[:, None]], dim=1).gather(1, first[:, None])  # [R, 1]
+    emitted = torch.where(first[:, None] == counts[:, None], bonus[:, None], at_rejection)
     drafts = torch.cat([draft_ids.long(), torch.zeros_like(first)[:, None]], dim=1)
     out = torch.where(position < first[:, None], drafts, torch.full_like(drafts, -1))
     out = torch.where(position == first[:, None], emitted, out)
     if defect == "bonus_after_reject":
-        out = torch.where((position == first[:, None] + 1) & (first[:, None] < k), bonus[:, None], out)
+        out = torch.where((position == first[:, None] + 1) & (first[:, None] < counts[:, None]), bonus[:, None], out)
     return out
 
 
 DEFECTS = ["strict", "no_clamp", "from_target", "bonus_after_reject", "draft_position_0"]
+# Requests with counts of their own, walked as if every one had k.
+COUNT_DEFECTS = ["counts_ignored"]
 
 
-def requests(R=64, k=4, V=2000, seed=0, stochastic=True):
+def requests(R=64, k=4, V=2000, seed=0, stochastic=True, counts=False):
     """Verify inputs as a drafter and vLLM make them: target logits, drafts
     drawn from a draft model's distribution near the target's, uniforms and
     noise drawn by torch; a quarter of the requests greedy. Two in eight are
     planted: rows of two ids tied at the max, drafted with certainty, whose
     uniform is the ratio itself, 0.5 (where > and >= differ); and a draft
     distribution above the target's everywhere, rejected (no residual at
-    all: the race of zeros gives id 0)."""
+    all: the race of zeros gives id 0). counts: each request a draft count
+    of its own in [0, k] (draft_counts), the uniforms past it 0, which a
+    reader that walks past its count accepts."""
     g = torch.Generator().manual_seed(seed)
     logits = torch.randn(R, k + 1, V, generator=g) * 3
     temperatures = torch.tensor([0.0 if r % 4 == 0 else (0.3, 0.7, 1.0)[r % 3] for r in range(R)])
@@ -94,8 +108,12 @@ def requests(R=64, k=4, V=2000, seed=0, stochastic=True):
     uniforms[dominating] = 0.9995  # above 1 / 1.001: rejected
     recovery = torch.empty(R, V).exponential_(generator=g)
     bonus = torch.empty(R, V).exponential_(generator=g)
-    return dict(target_logits=logits, draft_ids=draft_ids, draft_probs=q if stochastic else None, uniforms=uniforms,
-                recovery_noise=recovery, bonus_noise=bonus, temperatures=temperatures)
+    out = dict(target_logits=logits, draft_ids=draft_ids, draft_probs=q if stochastic else None, uniforms=uniforms,
+               recovery_noise=recovery, bonus_noise=bonus, temperatures=temperatures)
+    if counts:
+        out["draft_counts"] = torch.randint(0, k + 1, (R,), generator=g)
+        uniforms[torch.arange(k)[None, :] >= out["draft_counts"][:, None]] = 0.0
+    return out
 
 
 def lossless_requests(R=8, k=2, V=64, seed=0):
