@@ -26,9 +26,9 @@ std::string law_unit(const json& p) {
   return name;
 }
 
-std::vector<std::string> killers(const json& m) { return texts(m, m.contains("killed_by") ? "killed_by" : "killers"); }
+std::vector<std::string> killers(const json& m) { return texts(m, "killed_by"); }
 
-std::string outcome(const json& p) { return p.contains("outcome") ? text(p, "outcome") : text(p, "verdict"); }
+std::string outcome(const json& p) { return text(p, "outcome"); }
 
 std::vector<std::string> missing_killers(const std::vector<std::string>& killers, const std::vector<std::string>& expected) {
   std::vector<std::string> out;

@@ -15,9 +15,9 @@ std::string text(const nlohmann::json& j, const char* key);
 std::vector<std::string> texts(const nlohmann::json& j, const char* key);
 /// A law's unit as reports name it: "AgreesWithOracle", or "AgreesWithOracle [2/3]" when split into chunks.
 std::string law_unit(const nlohmann::json& property);
-/// A mutant's killers: `killed_by` in check's and mutants' gate, `killers` in the verify kernels'.
+/// A mutant's killers (`killed_by`).
 std::vector<std::string> killers(const nlohmann::json& mutant);
-/// A (mutant, law) pair's outcome: `outcome`, or the verify kernels' `verdict`.
+/// A (mutant, law) pair's outcome (`outcome`: killed, survived, crashed, timed out, n/a).
 std::string outcome(const nlohmann::json& pair);
 /// The laws of `expected` that are not among `killers` (`mutants --expect-killed-by`).
 std::vector<std::string> missing_killers(const std::vector<std::string>& killers, const std::vector<std::string>& expected);

@@ -48,12 +48,17 @@ void print_mutant_row(const properties::VerifyMutantRun& m) {
   std::fflush(stdout);
 }
 
+/// The gate's JSON as check's and mutants' write it (mutants/report.h pairs_json): one schema for every reader.
 nlohmann::json mutant_json(const properties::VerifyMutantRun& m) {
   nlohmann::json pairs = nlohmann::json::array();
-  for (const auto& [law, r] : m.results)
-    pairs.push_back({{"property", law->name}, {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
+  double seconds = 0;
+  for (const auto& [law, r] : m.results) {
+    pairs.push_back({{"property", law->name}, {"outcome", r.ok() ? "survived" : "killed"}, {"cases", r.cases},
                      {"seconds", r.seconds}, {"counterexample", r.counterexample}});
-  return {{"mutant", m.mutant.name()}, {"killed", m.killed()}, {"killers", m.killers()}, {"pairs", pairs}};
+    seconds += r.seconds;
+  }
+  return {{"mutant", m.mutant.name()}, {"status", m.killed() ? "Killed" : "Survived"}, {"killed_by", m.killers()},
+          {"seconds", seconds}, {"pairs", pairs}};
 }
 
 }  // namespace

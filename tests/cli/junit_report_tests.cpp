@@ -56,10 +56,10 @@ TEST(JunitReport, AMutantFailsWhenNoLawKillsItOrAnExpectedKillerDoesNot) {
   xml = junit_of_report("mutants", report, {"TokensInRange"});
   EXPECT_TRUE(has(xml, "tests=\"2\" failures=\"2\"")) << xml;
   EXPECT_TRUE(has(xml, "fused-post~a was killed by PartialsAreFinite, not by TokensInRange"));
-  // The verify kernels' gate names its killers `killers` and times only its pairs.
+  // The verify kernels' gate writes the same schema (cli/verify_kernels.cpp).
   const json verify = json::parse(R"({"mutants": [
-    {"mutant": "verify-fused~accept_strict", "killed": true, "killers": ["VerifyAgreesWithOracle"],
-     "pairs": [{"property": "VerifyAgreesWithOracle", "verdict": "failed", "seconds": 0.5}]}]})");
+    {"mutant": "verify-fused~accept_strict", "status": "Killed", "killed_by": ["VerifyAgreesWithOracle"], "seconds": 0.5,
+     "pairs": [{"property": "VerifyAgreesWithOracle", "outcome": "killed", "seconds": 0.5}]}]})");
   xml = junit_of_report("mutants", verify);
   EXPECT_TRUE(has(xml, "tests=\"1\" failures=\"0\"")) << xml;
   EXPECT_TRUE(has(xml, "name=\"verify-fused~accept_strict\" time=\"0.500\"/>"));
