@@ -99,11 +99,12 @@ int divergence(const DivergenceOptions& o) {
   io::write_file(o.out_dir + "/divergence.json",
                  nlohmann::json{{"keys", keys}, {"rows", t.json()}, {"noise", analysis::to_json(res.noise)}}.dump(2) + "\n");
   const std::string svg = o.out_dir + "/divergence.svg";
-  io::write_file(svg, io::svg_chart(divergence_charts(t, keys).error));
+  const DivergenceCharts charts = divergence_charts(t, keys);
+  io::write_file(svg, io::svg_chart(charts.error));
   if (!o.html.empty())
     write_file(o.html, html_of_divergence(fmt::format("{} rows x {} batch(es) per temperature, {}, backend {}", s.rows,
                                                       s.batches, source, kernels::backend_name()),
-                                          t, keys, res.noise.describe(), res.failures() == 0));
+                                          t, charts, res.noise.describe(), res.failures() == 0));
   std::printf("wrote %s/divergence.csv, %s/divergence.json, %s\n", o.out_dir.c_str(), o.out_dir.c_str(), svg.c_str());
   return verdict(res, "PASS (no unexplained mismatch, every key inside its bound)");
 }

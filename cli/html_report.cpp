@@ -205,9 +205,8 @@ DivergenceCharts divergence_charts(const io::Table& table, const std::string& ke
   return {error, rate};
 }
 
-std::string html_of_divergence(const std::string& heading, const io::Table& table, const std::string& keys,
+std::string html_of_divergence(const std::string& heading, const io::Table& table, const DivergenceCharts& charts,
                                const std::string& notes, bool passed) {
-  const DivergenceCharts charts = divergence_charts(table, keys);
   std::string body = verdict_badge(passed ? "PASS" : "FAIL") + io::html_element("p", heading);
   body += "<h2>fp32 key error</h2>\n" + io::svg_chart(charts.error) +
           table.html({"temperature", "order", "rows", "keys", "max_actual_rel_error", "rms_actual_rel_error", "max_bound",

@@ -31,10 +31,11 @@ struct DivergenceCharts {
 DivergenceCharts divergence_charts(const io::Table& table, const std::string& keys);
 
 /// The page of a divergence study (its table, `analysis::divergence_columns`,
-/// a row per temperature and order): the fp32 key error against its
-/// certified bound and the disagreement rate with its interval, as charts and
-/// tables. `heading` says what was run; `notes` follow it (the noise report).
-std::string html_of_divergence(const std::string& heading, const io::Table& table, const std::string& keys,
+/// a row per temperature and order, and the table's charts): the fp32 key
+/// error against its certified bound and the disagreement rate with its
+/// interval, as charts and tables. `heading` says what was run; `notes`
+/// follow it (the noise report).
+std::string html_of_divergence(const std::string& heading, const io::Table& table, const DivergenceCharts& charts,
                                const std::string& notes, bool passed);
 
 /// The page of two dumps compared (`divergence A B`): their table per
