@@ -102,6 +102,14 @@ TEST_F(VerifyStepFiles, MalformedFilesAndMetadataAreRefusedNamingWhat) {
   s = good;
   s.metadata["exp_ulps"] = "2";  // a typo must not leave the default in force silently
   expect_error(s, "exp_ulps");
+  s = good;
+  s.tensors["draft_counts"] = tensor("I32", {2}, std::vector<std::int32_t>{1, 1});
+  expect_error(s, "draft_counts must be [3]");
+  // A count past the batch's k is out of contract: judged as such, never read past the request's rows.
+  s = good;
+  s.tensors["draft_counts"] = tensor("I32", {3}, std::vector<std::int32_t>{2, 5, -1});
+  const VerifyStepReport bad_counts = verify_step_document(s);
+  EXPECT_EQ(bad_counts.out_of_contract, 2) << (bad_counts.failures.empty() ? "" : bad_counts.failures[0]);
   // An id past int32 is out of range, and the failure names the value written.
   s = good;
   std::vector<std::int64_t> tokens(9, -1);
