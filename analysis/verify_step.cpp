@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "analysis/verify_file.h"
@@ -42,6 +43,26 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     require_shape(c, "draft_counts", {R}, {"I32", "I64"});
     counts = ids_of(c);
   }
+  // Each request's filters (SPEC §9, applied to every target row of a sampling request), when given: all three.
+  std::vector<race::RowFilter> filters;
+  const int filter_tensors = int(has("top_k")) + int(has("top_p")) + int(has("min_p"));
+  if (filter_tensors != 0 && filter_tensors != 3)
+    throw protocol::SafetensorsError("give top_k, top_p and min_p together (each [requests]), or none");
+  if (filter_tensors == 3) {
+    const protocol::TensorView tk = require("top_k"), tp = require("top_p"), mp = require("min_p");
+    require_shape(tk, "top_k", {R}, {"I32", "I64"});
+    require_shape(tp, "top_p", {R}, {"F32"});
+    require_shape(mp, "min_p", {R}, {"F32"});
+    const std::vector<std::int64_t> k_of = tk.as_i64();
+    const std::vector<float> p_of = tp.as_f32(), min_of = mp.as_f32();
+    for (std::int64_t i = 0; i < R; ++i) {
+      const std::int64_t top_k = k_of[std::size_t(i)];
+      // A top-k at or past V keeps every id, as an int32 cannot say past 2^31.
+      filters.push_back({std::int32_t(std::clamp<std::int64_t>(top_k, INT32_MIN, INT32_MAX)), p_of[std::size_t(i)],
+                         min_of[std::size_t(i)]});
+    }
+    r.filtered = true;
+  }
   const verify_files::Metadata m = verify_files::read_metadata(metadata, true);
   r.contract = m.contract, r.constants = m.constants, r.rules = m.rules;
   const std::vector<float>& logits = x.logits;
@@ -53,7 +74,8 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
                                       q.empty() ? nullptr : q.data(), uniforms.data(), R_noise.data(), B_noise.data(),
                                       T.data(), counts.empty() ? nullptr : counts.data()};
   for (std::int64_t i = 0; i < R; ++i) {
-    const oracle::VerifyView v = batch.request(i);
+    oracle::VerifyView v = batch.request(i);
+    if (!filters.empty()) v.filter = &filters[std::size_t(i)];
     const oracle::VerifyVerdict verdict = oracle::decide_verify(v, r.contract, r.constants, r.rules);
     const std::int32_t* out = tokens.data() + i * (k + 1);
     oracle::VerifyJudgement j = oracle::judge_verify(verdict, v, out, k + 1);

@@ -8,7 +8,9 @@
 /// `recovery_noise` and `bonus_noise` [R, V] (F32), `temperatures` [R] (F32),
 /// `tokens` [R, k + 1] (I32 or I64; -1 after the emitted token), optionally
 /// `draft_counts` [R] (I32 or I64: each request's own k_r <= k, its ids k_r +
-/// 1 then -1; absent: every request has k); metadata: the
+/// 1 then -1; absent: every request has k) and `top_k` (I32 or I64), `top_p`,
+/// `min_p` (F32), each [R], all three or none: each request's filters (SPEC
+/// §9), applied to every target row of a sampling request; metadata: the
 /// contract fields (protocol/contract_fields.h), `eps`, `greedy_eps`, and
 /// `uniform_compare` (f64, the default, or f32: race::VerifyRules).
 #include <cstdint>
@@ -24,6 +26,7 @@ struct VerifyStepReport : oracle::OutcomeCounts {
   std::int64_t requests = 0, drafts = 0, vocab = 0;
   std::string logits_dtype;
   bool draft_probs = false;  ///< stochastic drafts (false: deterministic, Q the point mass)
+  bool filtered = false;     ///< the requests carry filters (top_k, top_p, min_p)
   oracle::NumericsContract contract;
   oracle::RaceConstants constants;
   oracle::VerifyRules rules;

@@ -91,10 +91,11 @@ int verify_step(const VerifyOptions& o) {
     std::fprintf(stderr, "raceoracle verify-step: %s\n", e.what());
     return 2;
   }
-  std::printf("verify-step %s: %lld requests x %lld drafts x %lld ids, logits %s, %s drafts, %s, eps %g, greedy_eps %g, "
+  std::printf("verify-step %s: %lld requests x %lld drafts x %lld ids, logits %s, %s drafts%s, %s, eps %g, greedy_eps %g, "
               "uniforms compared in %s\n",
               o.file.c_str(), static_cast<long long>(r.requests), static_cast<long long>(r.drafts),
               static_cast<long long>(r.vocab), r.logits_dtype.c_str(), r.draft_probs ? "stochastic" : "deterministic",
+              r.filtered ? ", filtered requests" : "",
               protocol::describe_contract(r.contract).c_str(), r.constants.eps, r.constants.greedy_eps,
               r.rules.uniform_f32 ? "fp32" : "float64");
   const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
@@ -105,7 +106,7 @@ int verify_step(const VerifyOptions& o) {
   std::printf("verdict: %s\n", r.ok() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
   if (!o.json.empty()) {
     nlohmann::json j = counts.json()[0];
-    j.update({{"file", o.file}, {"requests", r.requests}, {"drafts", r.drafts}, {"vocab", r.vocab},
+    j.update({{"file", o.file}, {"requests", r.requests}, {"drafts", r.drafts}, {"vocab", r.vocab}, {"filtered", r.filtered},
               {"failures", r.failures}, {"deviations", deviations}, {"verdict", r.ok() ? "PASS" : "FAIL"}});
     write_file(o.json, j.dump(2) + "\n");
   }

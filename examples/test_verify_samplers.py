@@ -39,6 +39,24 @@ def test_requests_with_counts_of_their_own():
         assert "past the request's" in str(failure.value)
 
 
+def test_filtered_requests():
+    # vLLM filters the target's logits (top-k, top-p, min-p) before the verify step's softmax:
+    # judged under the requests' filters, the sampler passes; one that ignores them fails.
+    inputs = vs.requests(R=32, V=500)
+    R = inputs["temperatures"].shape[0]
+    top_k = vs.torch.tensor([(0, 50, 5, 1)[r % 4] for r in range(R)], dtype=vs.torch.int32)
+    top_p = vs.torch.tensor([(1.0, 0.9, 0.5)[r % 3] for r in range(R)], dtype=vs.torch.float32)
+    min_p = vs.torch.tensor([(0.0, 0.05)[r % 2] for r in range(R)], dtype=vs.torch.float32)
+    filters = raceoracle.Filters(top_k, top_p, min_p)
+    report = raceoracle.verify_step(**inputs, tokens=vs.rejection_sample(**inputs, filters=filters), filters=filters,
+                                    **vs.CONTRACT)
+    assert report["unexplained"] == 0 and report["identical"] > 0
+    for defect in vs.FILTER_DEFECTS:
+        with pytest.raises(AssertionError):
+            raceoracle.verify_step(**inputs, tokens=vs.rejection_sample(**inputs, filters=filters, defect=defect),
+                                   filters=filters, **vs.CONTRACT)
+
+
 def test_a_malformed_file_is_refused_with_its_reason():
     inputs = vs.requests(R=2, k=1, V=8)
     inputs["uniforms"] = inputs["uniforms"][:, :0]  # [R, 0] where [R, 1] is due

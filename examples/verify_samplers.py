@@ -20,12 +20,37 @@ import torch
 CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", div_ulp=0.5)
 
 
+def filtered_logits(logits, t, filters):
+    """logits / t [R, rows, V] with each request's filters applied as vLLM's
+    apply_top_k_top_p does (SPEC 9): top-k masks the ids below the k-th
+    value (ties at it kept), top-p keeps, on the distribution renormalised
+    over the top-k set, each id whose mass before it is below p, min-p keeps
+    the ids of p >= min_p * max p; the others become -inf."""
+    x = logits.float() / t[:, None, None]
+    if filters is None:
+        return x
+    top_k, top_p, min_p = (f.to(x.device) for f in filters)
+    V = x.shape[-1]
+    k = top_k.long()
+    on = (k > 0) & (k < V)
+    kth = x.sort(dim=-1, descending=True).values.gather(-1, (k.clamp(1, V) - 1)[:, None, None].expand(-1, x.shape[1], 1))
+    x = torch.where(on[:, None, None] & (x < kth), torch.full_like(x, float("-inf")), x)
+    p, order = torch.softmax(x, dim=-1).sort(dim=-1, descending=True, stable=True)
+    keep = torch.zeros_like(p, dtype=torch.bool).scatter(-1, order, (p.cumsum(-1) - p) < top_p[:, None, None])
+    x = torch.where(keep | (top_p[:, None, None] >= 1), x, torch.full_like(x, float("-inf")))
+    probs = torch.softmax(x, dim=-1)
+    x = torch.where(probs >= min_p[:, None, None] * probs.amax(-1, keepdim=True), x, torch.full_like(x, float("-inf")))
+    return x
+
+
 def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
-                     draft_counts=None, defect=None):
+                     draft_counts=None, filters=None, defect=None):
     """[R, k + 1] ids: the accepted drafts, the emitted token, then -1.
     draft_counts [R]: each request's own number of drafts k_r <= k (vLLM's
     num_draft_tokens, here padded to k): it accepts among its first k_r and
-    takes its bonus from row k_r."""
+    takes its bonus from row k_r. filters: raceoracle.Filters of [R] tensors,
+    applied to the target's rows of each sampling request (vLLM filters the
+    target logits before the softmax)."""
     R, rows, V = target_logits.shape
     k = rows - 1
     if draft_counts is None or defect == "counts_ignored":
@@ -33,7 +58,7 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
     counts = draft_counts.long()
     greedy = temperatures == 0
     t = torch.where(greedy, torch.ones_like(temperatures), temperatures.clamp(min=1e-5))
-    probs = torch.softmax(target_logits.float() / t[:, None, None], dim=-1)
+    probs = torch.softmax(filtered_logits(target_logits, t, None if defect == "filters_ignored" else filters), dim=-1)
     argmax = target_logits.float().argmax(dim=-1)  # the lowest id of the max
     q = draft_probs if draft_probs is not None else \
         torch.nn.functional.one_hot(draft_ids.long(), V).float()
@@ -76,6 +101,8 @@ def rejection_sample(target_logits, draft_ids, draft_probs, uniforms, recovery_n
 DEFECTS = ["strict", "no_clamp", "from_target", "bonus_after_reject", "draft_position_0"]
 # Requests with counts of their own, walked as if every one had k.
 COUNT_DEFECTS = ["counts_ignored"]
+# Filtered requests sampled as if unfiltered.
+FILTER_DEFECTS = ["filters_ignored"]
 
 
 def requests(R=64, k=4, V=2000, seed=0, stochastic=True, counts=False):

@@ -298,7 +298,8 @@ def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_ep
 
 
 def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
-                      tokens, *, draft_counts=None, eps=None, greedy_eps=None, uniform_compare=None, **contract):
+                      tokens, *, draft_counts=None, filters=None, eps=None, greedy_eps=None, uniform_compare=None,
+                      **contract):
     """Writes the file `raceoracle verify-step` reads (SPEC 11): a speculative-decoding
     verify step's inputs and the k + 1 ids per request it wrote (-1 after the
     emitted token). target_logits [R, k + 1, V]; draft_ids [R, k]; draft_probs
@@ -307,7 +308,11 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
     [R, k + 1]; draft_counts [R] or None: each request's own number of drafts
     k_r <= k (its drafts the first k_r of its row, its bonus row target row
     k_r, its ids k_r + 1 then -1), as engines batch requests of different
-    lengths. uniform_compare: "f64" (the default, vLLM's) or "f32"."""
+    lengths. filters: raceoracle.Filters(top_k, top_p, min_p), each [R], or
+    None: each request's filters (SPEC 9), applied to every target row of a
+    sampling request (the probabilities renormalised over the kept set); the
+    draft probabilities are taken as given. uniform_compare: "f64" (the
+    default, vLLM's) or "f32"."""
     ids, tok = _entry(draft_ids), _entry(tokens)
     ids = ids if ids.dtype in (np.int32, np.int64) else ids.astype(np.int64)
     tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
@@ -321,6 +326,10 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
     if draft_counts is not None:
         c = _entry(draft_counts)
         tensors["draft_counts"] = c if c.dtype in (np.int32, np.int64) else c.astype(np.int64)
+    if filters is not None:
+        top_k, top_p, min_p = filters
+        tensors.update(top_k=_entry(top_k, np.int32), top_p=_entry(top_p, np.float32), min_p=_entry(min_p, np.float32))
+        contract.setdefault("filters", "top_k,top_p,min_p")  # declared, so that its semantics fields may follow
     meta = contract_fields(**contract)
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
         if v is not None:

@@ -77,6 +77,40 @@ TEST_F(VerifyStepFiles, AKernelsOwnIdsPassAndAMutantsFail) {
   EXPECT_TRUE(caught);
 }
 
+// Requests with filters (SPEC §9 on every target row): the oracle's own chains
+// pass; an unfiltered kernel's ids fail once top_k = 1 leaves each row its
+// argmax alone; filters given in part are refused.
+TEST_F(VerifyStepFiles, FilteredRequestsAreJudgedUnderTheirFilters) {
+  fixtures::VerifyShape shape;
+  shape.requests = 8, shape.drafts = 2, shape.vocab = 600;
+  const kernels::VerifyKernel& kernel = kernels::verify_kernels().front();
+  const subject::VerifyBatch b = fixtures::random_verify_batch(3, shape, kernel.contract());
+  Safetensors s = dump(b, kernel);
+  const std::int64_t R = b.requests, k = b.drafts;
+  s.tensors["top_k"] = tensor("I32", {R}, std::vector<std::int32_t>(std::size_t(R), 1));
+  s.tensors["top_p"] = tensor("F32", {R}, std::vector<float>(std::size_t(R), 1.0f));
+  s.tensors["min_p"] = tensor("F32", {R}, std::vector<float>(std::size_t(R), 0.0f));
+  const VerifyStepReport unfiltered_ids = verify_step_document(s);
+  EXPECT_TRUE(unfiltered_ids.filtered);
+  EXPECT_FALSE(unfiltered_ids.ok()) << "an unfiltered kernel's ids pass under top_k = 1";
+  // The exact chains under the filters, written as a sampler would.
+  const race::RowFilter one{1, 1.0f, 0.0f};
+  std::vector<std::int32_t> exact(std::size_t(R * (k + 1)), race::kVerifyPlaceholder);
+  for (std::int64_t r = 0; r < R; ++r) {
+    oracle::VerifyView v = b.request(r);
+    v.filter = &one;
+    const oracle::VerifyVerdict verdict = oracle::decide_verify(v, kernel.contract(), b.constants);
+    for (std::int64_t j = 0; j < verdict.accepted; ++j) exact[std::size_t(r * (k + 1) + j)] = b.draft_ids[std::size_t(r * k + j)];
+    exact[std::size_t(r * (k + 1) + verdict.accepted)] = std::int32_t(verdict.token);
+  }
+  s.tensors["tokens"] = tensor("I32", {R, k + 1}, exact);
+  const VerifyStepReport filtered_ids = verify_step_document(s);
+  EXPECT_TRUE(filtered_ids.ok()) << (filtered_ids.failures.empty() ? "" : filtered_ids.failures[0]);
+  EXPECT_EQ(filtered_ids.identical, R);
+  s.tensors.erase("min_p");
+  expect_error(s, "give top_k, top_p and min_p together");
+}
+
 TEST_F(VerifyStepFiles, MalformedFilesAndMetadataAreRefusedNamingWhat) {
   fixtures::VerifyShape shape;
   shape.requests = 3, shape.drafts = 2, shape.vocab = 50;
