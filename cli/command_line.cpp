@@ -362,6 +362,7 @@ CommandLine::CommandLine()
   o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
   o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.v->add_option("--junit", o.ver.junit, "write the file's verdict as JUnit XML for CI")->check(kWritableFile);
+  o.v->add_option("--html", o.ver.html, "write the file's verdict as one self-contained HTML page")->check(kWritableFile);
   o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
 
   o.vs = app_.add_subcommand("verify-step", "check a speculative-decoding verify step's ids (a safetensors file) against "
@@ -371,6 +372,7 @@ CommandLine::CommandLine()
       ->required();
   o.vs->add_option("--json", o.step.json, "write the machine-readable report to this file")->check(kWritableFile);
   o.vs->add_option("--junit", o.step.junit, "write the file's verdict as JUnit XML for CI")->check(kWritableFile);
+  o.vs->add_option("--html", o.step.html, "write the file's verdict as one self-contained HTML page")->check(kWritableFile);
   o.vs->add_option("--show", o.step.show, "failing requests to print")->check(CLI::Range(0, 1000000));
 
   o.vl = app_.add_subcommand("verify-lossless",

@@ -218,6 +218,16 @@ std::string html_of_divergence(const std::string& heading, const io::Table& tabl
   return io::html_page("raceoracle divergence", body);
 }
 
+std::string html_of_file_verdict(const std::string& command, const std::string& heading, const io::Table& counts,
+                                 const std::vector<std::string>& failures, const std::vector<std::string>& notes,
+                                 bool passed) {
+  std::string body = verdict_badge(passed ? "PASS" : "FAIL") + io::html_element("p", heading) + counts.html();
+  if (!failures.empty())
+    body += "<h2>Failures</h2>\n" + io::html_element("pre", fmt::format("{}", fmt::join(failures, "\n")), "fail");
+  if (!notes.empty()) body += "<h2>Notes</h2>\n" + io::html_element("pre", fmt::format("{}", fmt::join(notes, "\n")));
+  return io::html_page("raceoracle " + command, body);
+}
+
 std::string html_of_comparison(const std::string& heading, const io::Table& table,
                                const std::vector<std::string>& unexplained, const std::string& notes, bool passed) {
   std::string body = verdict_badge(passed ? "PASS" : "FAIL") + io::html_element("p", heading) + table.html();

@@ -38,6 +38,13 @@ DivergenceCharts divergence_charts(const io::Table& table, const std::string& ke
 std::string html_of_divergence(const std::string& heading, const io::Table& table, const DivergenceCharts& charts,
                                const std::string& notes, bool passed);
 
+/// The page of one file's verdict (`verify`, `verify-step`): what was read
+/// (`heading`), the counts table, the failures the command printed, and
+/// `notes` (deviations declared, the noise report).
+std::string html_of_file_verdict(const std::string& command, const std::string& heading, const io::Table& counts,
+                                 const std::vector<std::string>& failures, const std::vector<std::string>& notes,
+                                 bool passed);
+
 /// The page of two dumps compared (`divergence A B`): their table per
 /// temperature (analysis::sampler_columns) and the rows no legitimate
 /// divergence explains.

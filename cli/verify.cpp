@@ -8,6 +8,7 @@
 #include "analysis/verify.h"
 #include "analysis/verify_step.h"
 #include "cli/command_support.h"
+#include "cli/html_report.h"
 #include "cli/junit_report.h"
 #include "io/table.h"
 #include "protocol/contract_fields.h"
@@ -28,6 +29,13 @@ const std::vector<io::Column<R>> kCounts{
     {{"zero_noise", "zero-noise"}, [](const R& r) { return r.zero_noise(); }},
 };
 
+/// The deviations a file declares, as the text report prints them.
+std::vector<std::string> deviation_lines(const std::vector<std::string>& deviations) {
+  std::vector<std::string> out;
+  for (const std::string& d : deviations) out.push_back("deviation from SPEC §1: " + d);
+  return out;
+}
+
 }  // namespace
 
 int verify(const VerifyOptions& o) {
@@ -44,7 +52,7 @@ int verify(const VerifyOptions& o) {
               oracle::to_string(r.contract.order), r.contract.exp_ulp, r.contract.div_ulp, r.constants.eps,
               r.constants.greedy_eps);
   const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
-  for (const std::string& d : deviations) std::printf("deviation from SPEC §1: %s\n", d.c_str());
+  for (const std::string& d : deviation_lines(deviations)) std::printf("%s\n", d.c_str());
   if (r.contract.noise_ulp > 0)
     std::printf("noise drawn from each row's seed and offset (Philox-4x32-10, docs/DRAWN_NOISE.md); the sampler's E "
                 "within %.1f ulp of it\n", r.contract.noise_ulp);
@@ -67,6 +75,13 @@ int verify(const VerifyOptions& o) {
                                               fmt::format("{} UNEXPLAINED, {} OUT-OF-RANGE of {} rows", r.unexplained,
                                                           r.out_of_range, r.rows),
                                               r.failures, since(start)));
+  if (!o.html.empty()) {
+    std::vector<std::string> notes = deviation_lines(deviations);
+    notes.push_back(r.noise.describe());
+    write_file(o.html, html_of_file_verdict("verify", fmt::format("{}: {} rows x {} ids, logits {}", o.file, r.rows,
+                                                                  r.vocab, r.logits_dtype),
+                                            counts, r.failures, notes, r.ok()));
+  }
   return r.ok() ? 0 : 1;
 }
 
@@ -99,7 +114,7 @@ int verify_step(const VerifyOptions& o) {
               protocol::describe_contract(r.contract).c_str(), r.constants.eps, r.constants.greedy_eps,
               r.rules.uniform_f32 ? "fp32" : "float64");
   const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
-  for (const std::string& d : deviations) std::printf("deviation from SPEC §1: %s\n", d.c_str());
+  for (const std::string& d : deviation_lines(deviations)) std::printf("%s\n", d.c_str());
   const io::Table counts = io::make_table(kStepCounts, std::vector<S>{r});
   std::printf("%s", counts.text().c_str());
   for (const auto& f : r.failures) std::printf("  %s\n", f.c_str());
@@ -115,6 +130,12 @@ int verify_step(const VerifyOptions& o) {
                                               fmt::format("{} UNEXPLAINED, {} OUT-OF-RANGE of {} requests",
                                                           r.unexplained, r.out_of_range, r.requests),
                                               r.failures, since(start)));
+  if (!o.html.empty())
+    write_file(o.html, html_of_file_verdict("verify-step",
+                                            fmt::format("{}: {} requests x {} drafts x {} ids, logits {}{}", o.file,
+                                                        r.requests, r.drafts, r.vocab, r.logits_dtype,
+                                                        r.filtered ? ", filtered requests" : ""),
+                                            counts, r.failures, deviation_lines(deviations), r.ok()));
   return r.ok() ? 0 : 1;
 }
 

@@ -9,6 +9,7 @@ namespace raceoracle::cli {
 struct VerifyOptions {
   std::string file, json;
   std::string junit;  ///< the file's verdict as JUnit XML
+  std::string html;   ///< the file's verdict as one HTML page
   int show = 10;
 };
 int verify(const VerifyOptions& o);

@@ -2,7 +2,8 @@
 # The reports a CI run publishes, read as CI reads them. One step writes them
 # (--junit and --html): a passing check, a failing sampler's check (a
 # counterexample with its replay line; a law the sampler cannot serve), a
-# mutant gate with a kill and a survivor, and a divergence study. Then:
+# mutant gate with a kill and a survivor, a divergence study, and a verify
+# step's file with an unexplained chain (--html). Then:
 #   junit: junitparser, a real JUnit reader, parses the XML;
 #   html:  headless Chromium prints each page to PDF, and the text of the
 #          rendered page (pdftotext) is asserted; screenshots of the failing
@@ -38,6 +39,19 @@ write)
     --no-corpus --random-only --cases 5 --junit gate.xml --html gate.html
   expect_exit 0 $R divergence --rows 64 --vocab 4096 --temperatures 0.1 1 --no-kernels --out divergence \
     --html divergence.html
+  # A verify step's file whose second request claims a rejection that u = 0 rules out.
+  PYTHONPATH="$SRC/python" "$PY" - <<'PYEOF'
+import numpy as np
+import raceoracle
+R, k, V = 2, 1, 4
+x = np.zeros((R, k + 1, V), np.float32)
+x[:, :, 2] = 3.0
+raceoracle.write_verify_dump("step.safetensors", x, np.full((R, k), 2, np.int32), None, np.zeros((R, k)),
+                             np.ones((R, V), np.float32), np.ones((R, V), np.float32), np.ones(R, np.float32),
+                             np.array([[2, 2], [1, -1]], np.int32), scaling_order="pre", scale_op="divide",
+                             normalise="sum", stages=1, eps_rule="none")
+PYEOF
+  expect_exit 1 $R verify-step step.safetensors --html step.html
   echo "ci reports: written"
   ;;
 junit)
@@ -102,7 +116,7 @@ html)
       grep -qF -- "$t" "$page.txt" || { cat "$page.txt"; echo "html test: '$t' is not on the rendered $page page"; exit 1; }
     done
   }
-  for page in pass fail gate divergence; do render $page; done
+  for page in pass fail gate divergence step; do render $page; done
   screenshot fail
   screenshot divergence
   expect_text pass "raceoracle check" "PASS" "TokensInRange" "GreedyIsExact" "input classes met" "fused-post"
@@ -113,8 +127,9 @@ html)
     "fused-post~stage2_one_pass" "SURVIVED"
   expect_text divergence "raceoracle divergence" "PASS" "fp32 key error against its certified bound" \
     "post-scale: measured" "pre-scale: bound" "relative key error" "Disagreement rate" "95% upper end"
+  expect_text step "raceoracle verify-step" "FAIL" "UNEXPLAINED" "request 1" "step.safetensors: 2 requests x 1 drafts"
   if grep -q "FAIL" pass.txt; then echo "html test: the passing check's page says FAIL"; exit 1; fi
-  echo "html: 4 pages rendered, their text read; screenshots in $DIR/fail.png, $DIR/divergence.png"
+  echo "html: 5 pages rendered, their text read; screenshots in $DIR/fail.png, $DIR/divergence.png"
   echo "html test: PASS"
   ;;
 *) echo "ci_reports.sh: unknown step '$step' (write, junit, html)"; exit 2 ;;

@@ -64,6 +64,21 @@ TEST(HtmlReport, TheKillMatrixFailsAMutantAsTheJunitReportDoes) {
   EXPECT_TRUE(has(html_of_report("check", json{{"partial", true}, {"verdict", "INTERRUPTED"}}), "verdict skip\">INTERRUPTED<"));
 }
 
+TEST(HtmlReport, AFilesVerdictPageHoldsItsCountsFailuresAndNotesEscaped) {
+  io::Table counts;
+  counts.columns = {{"identical"}, {"unexplained", "UNEXPLAINED"}};
+  counts.rows = {{std::int64_t(7), std::int64_t(1)}};
+  const std::string page = html_of_file_verdict("verify-step", "<run>.safetensors: 8 requests", counts,
+                                                {"request 3 (T = 1): UNEXPLAINED: emitted 5 & not 6"},
+                                                {"deviation from SPEC §1: greedy when T == 0"}, false);
+  EXPECT_TRUE(has(page, "verdict fail\">FAIL<")) << page;
+  EXPECT_TRUE(has(page, "&lt;run&gt;.safetensors: 8 requests"));
+  EXPECT_TRUE(has(page, "UNEXPLAINED</th>")) << page;
+  EXPECT_TRUE(has(page, "emitted 5 &amp; not 6"));
+  EXPECT_TRUE(has(page, "greedy when T == 0"));
+  EXPECT_FALSE(has(html_of_file_verdict("verify", "f", counts, {}, {}, true), "Failures"));
+}
+
 TEST(HtmlReport, DivergenceChartsTakeEachOrdersColumnsFromTheTable) {
   io::Table t;
   t.columns = {{"temperature"}, {"order"}, {"max_actual_rel_error"}, {"max_bound"}, {"rate"}, {"rate_lo"}, {"rate_hi"}};
