@@ -47,10 +47,12 @@ int verify(const VerifyOptions& o) {
     std::fprintf(stderr, "raceoracle verify: %s\n", e.what());
     return 2;
   }
-  std::printf("verify %s: %lld rows x %lld ids, logits %s, %s-scale contract (exp %.1f ulp, div %.1f ulp), eps %g, greedy_eps %g\n",
-              o.file.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.vocab), r.logits_dtype.c_str(),
-              oracle::to_string(r.contract.order), r.contract.exp_ulp, r.contract.div_ulp, r.constants.eps,
-              r.constants.greedy_eps);
+  // What was read, in the text report and on the HTML page alike.
+  const std::string heading =
+      fmt::format("{}: {} rows x {} ids, logits {}, {}-scale contract (exp {:.1f} ulp, div {:.1f} ulp), eps {:g}, greedy_eps {:g}",
+                  o.file, r.rows, r.vocab, r.logits_dtype, oracle::to_string(r.contract.order), r.contract.exp_ulp,
+                  r.contract.div_ulp, r.constants.eps, r.constants.greedy_eps);
+  std::printf("verify %s\n", heading.c_str());
   const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
   for (const std::string& d : deviation_lines(deviations)) std::printf("%s\n", d.c_str());
   if (r.contract.noise_ulp > 0)
@@ -78,9 +80,7 @@ int verify(const VerifyOptions& o) {
   if (!o.html.empty()) {
     std::vector<std::string> notes = deviation_lines(deviations);
     notes.push_back(r.noise.describe());
-    write_file(o.html, html_of_file_verdict("verify", fmt::format("{}: {} rows x {} ids, logits {}", o.file, r.rows,
-                                                                  r.vocab, r.logits_dtype),
-                                            counts, r.failures, notes, r.ok()));
+    write_file(o.html, html_of_file_verdict("verify", heading, counts, r.failures, notes, r.ok()));
   }
   return r.ok() ? 0 : 1;
 }
@@ -106,13 +106,13 @@ int verify_step(const VerifyOptions& o) {
     std::fprintf(stderr, "raceoracle verify-step: %s\n", e.what());
     return 2;
   }
-  std::printf("verify-step %s: %lld requests x %lld drafts x %lld ids, logits %s, %s drafts%s, %s, eps %g, greedy_eps %g, "
-              "uniforms compared in %s\n",
-              o.file.c_str(), static_cast<long long>(r.requests), static_cast<long long>(r.drafts),
-              static_cast<long long>(r.vocab), r.logits_dtype.c_str(), r.draft_probs ? "stochastic" : "deterministic",
-              r.filtered ? ", filtered requests" : "",
-              protocol::describe_contract(r.contract).c_str(), r.constants.eps, r.constants.greedy_eps,
-              r.rules.uniform_f32 ? "fp32" : "float64");
+  // What was read, in the text report and on the HTML page alike.
+  const std::string heading = fmt::format(
+      "{}: {} requests x {} drafts x {} ids, logits {}, {} drafts{}, {}, eps {:g}, greedy_eps {:g}, uniforms compared in {}",
+      o.file, r.requests, r.drafts, r.vocab, r.logits_dtype, r.draft_probs ? "stochastic" : "deterministic",
+      r.filtered ? ", filtered requests" : "", protocol::describe_contract(r.contract), r.constants.eps,
+      r.constants.greedy_eps, r.rules.uniform_f32 ? "fp32" : "float64");
+  std::printf("verify-step %s\n", heading.c_str());
   const std::vector<std::string> deviations = protocol::describe_deviations(r.contract.conventions);  // CONVENTIONS.md
   for (const std::string& d : deviation_lines(deviations)) std::printf("%s\n", d.c_str());
   const io::Table counts = io::make_table(kStepCounts, std::vector<S>{r});
@@ -131,11 +131,7 @@ int verify_step(const VerifyOptions& o) {
                                                           r.unexplained, r.out_of_range, r.requests),
                                               r.failures, since(start)));
   if (!o.html.empty())
-    write_file(o.html, html_of_file_verdict("verify-step",
-                                            fmt::format("{}: {} requests x {} drafts x {} ids, logits {}{}", o.file,
-                                                        r.requests, r.drafts, r.vocab, r.logits_dtype,
-                                                        r.filtered ? ", filtered requests" : ""),
-                                            counts, r.failures, deviation_lines(deviations), r.ok()));
+    write_file(o.html, html_of_file_verdict("verify-step", heading, counts, r.failures, deviation_lines(deviations), r.ok()));
   return r.ok() ? 0 : 1;
 }
 

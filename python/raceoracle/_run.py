@@ -244,6 +244,12 @@ def _entry(x, dtype=None):
     return np.ascontiguousarray(np.asarray(x), dtype=dtype)
 
 
+def _ids_entry(x):
+    """Ids as _entry gives them, kept in int32 or int64 (anything else widened to int64)."""
+    x = _entry(x)
+    return x if x.dtype in (np.int32, np.int64) else x.astype(np.int64)
+
+
 def _logits_entry(x, name):
     """Logits as _entry gives them, refused (TypeError) in a dtype no judge reads."""
     e = _entry(x)
@@ -281,9 +287,7 @@ def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_ep
     a sampler's inputs, its tokens and its contract (scaling_order, exp_ulp,
     div_ulp, stages). `noise` may be the streams.Draws a sampler that draws
     its own noise was handed: the file then holds its seeds, offsets and stream."""
-    tok = _entry(tokens)
-    if tok.dtype not in (np.int32, np.int64):
-        tok = tok.astype(np.int64)
+    tok = _ids_entry(tokens)
     tensors = {"logits": _logits_entry(logits, "logits"), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
     if isinstance(noise, _streams.Draws):
         tensors["seeds"], tensors["offsets"] = noise.seeds, noise.offsets
@@ -313,9 +317,7 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
     sampling request (the probabilities renormalised over the kept set); the
     draft probabilities are taken as given. uniform_compare: "f64" (the
     default, vLLM's) or "f32"."""
-    ids, tok = _entry(draft_ids), _entry(tokens)
-    ids = ids if ids.dtype in (np.int32, np.int64) else ids.astype(np.int64)
-    tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
+    ids, tok = _ids_entry(draft_ids), _ids_entry(tokens)
     u = _entry(uniforms)
     u = u if u.dtype in (np.float64, np.float32) else u.astype(np.float64)
     tensors = {"target_logits": _logits_entry(target_logits, "target_logits"), "draft_ids": ids, "uniforms": u,
@@ -324,8 +326,7 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
     if draft_probs is not None:
         tensors["draft_probs"] = _entry(draft_probs, np.float32)
     if draft_counts is not None:
-        c = _entry(draft_counts)
-        tensors["draft_counts"] = c if c.dtype in (np.int32, np.int64) else c.astype(np.int64)
+        tensors["draft_counts"] = _ids_entry(draft_counts)
     if filters is not None:
         top_k, top_p, min_p = filters
         tensors.update(top_k=_entry(top_k, np.int32), top_p=_entry(top_p, np.float32), min_p=_entry(min_p, np.float32))
@@ -359,14 +360,12 @@ def write_lossless_runs(path, target_logits, draft_probs, temperatures, tokens, 
     draft_probs, uniforms, noise). target_logits [R, k + 1, V]; draft_probs
     [R, k, V], or None with draft_ids [R, k] (fixed drafts); temperatures [R];
     tokens [R, runs, k + 1] (-1 after each run's emitted token)."""
-    tok = _entry(tokens)
-    tok = tok if tok.dtype in (np.int32, np.int64) else tok.astype(np.int64)
+    tok = _ids_entry(tokens)
     tensors = {"target_logits": _logits_entry(target_logits, "target_logits"), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
     if draft_probs is not None:
         tensors["draft_probs"] = _entry(draft_probs, np.float32)
     if draft_ids is not None:
-        ids = _entry(draft_ids)
-        tensors["draft_ids"] = ids if ids.dtype in (np.int32, np.int64) else ids.astype(np.int64)
+        tensors["draft_ids"] = _ids_entry(draft_ids)
     meta = contract_fields(**contract)
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
         if v is not None:
