@@ -12,7 +12,8 @@
 #include <thread>
 #include <tuple>
 
-#include "analysis/key_emulation.h"
+#include "analysis/divergence_parts.h"
+#include "analysis/rate_study.h"
 #include "subject/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/registry.h"
@@ -23,23 +24,8 @@
 namespace raceoracle::analysis {
 namespace {
 
-/// A user's logits, rows reused in turn.
-struct LogitsDump {
-  oracle::Dtype dtype = oracle::Dtype::f32;
-  std::int64_t rows = 0, vocab = 0;
-  std::vector<float> logits;  ///< widened exactly
-};
-
-LogitsDump read_logits(const std::string& path) {
-  return protocol::parse_file(path, [](const protocol::SafetensorsFile& f) {
-    const protocol::TensorView t = protocol::require_logits(f);
-    return LogitsDump{t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
-  });
-}
-
-/// The rows of one batch: from the user's dump (fresh noise), N(0, sigma^2),
-/// or LLM-like rows centred at 8 with sigma 2.5, so |x| is as large as real
-/// logits are: the error of x - m grows with |x|.
+/// The rows of one batch: from the user's dump (fresh noise), or drawn from
+/// the study's distribution (logit_distribution) with their noise.
 subject::Batch make_batch(const DivergenceOptions& o, const LogitsDump* dump, float T, int batch) {
   const std::uint64_t seed = o.seed + std::uint64_t(batch) * 7919 + std::uint64_t(T * 1e4);
   subject::Batch b;
@@ -52,19 +38,10 @@ subject::Batch make_batch(const DivergenceOptions& o, const LogitsDump* dump, fl
     fixtures::fill_exp1_noise(b, seed);
   } else {
     b = subject::Batch::make(o.rows, o.vocab, o.dtype);
-    if (o.normal_sigma > 0)
-      fixtures::fill_llm_like(b, seed, {.centre = 0.0f, .sigma = o.normal_sigma, .peak_one_in = 0});
-    else
-      fixtures::fill_llm_like(b, seed, {.centre = 8.0f, .sigma = 2.5f, .peak_one_in = 20000});
+    fixtures::fill_llm_like(b, seed, logit_distribution(o));
   }
   std::fill(b.temperatures.begin(), b.temperatures.end(), T);
   return b;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 /// The real kernel's stage-1 keys (tile winners) against their certified bound.
@@ -82,21 +59,6 @@ void kernel_stage1(const subject::Batch& b, const subject::KernelRun& run, const
                                        p.key[q]));
     }
 }
-
-/// Key-error statistics over some keys, mergeable across rows.
-struct KeyErrors {
-  std::int64_t keys = 0, off_max = 0;
-  double squares = 0, off_max_squares = 0, max_actual = 0, max_bound = 0, worst_ratio = 0;
-  void merge(const KeyErrors& o) {
-    keys += o.keys;
-    off_max += o.off_max;
-    squares += o.squares;
-    off_max_squares += o.off_max_squares;
-    max_actual = std::max(max_actual, o.max_actual);
-    max_bound = std::max(max_bound, o.max_bound);
-    worst_ratio = std::max(worst_ratio, o.worst_ratio);
-  }
-};
 
 /// Row r's deciding ids (competitive keys, or the top k): emulated fp32
 /// error against float64 and the certified bound.
@@ -123,22 +85,10 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std
     n = std::size_t(std::partition(keys.begin(), keys.end(), [&](const auto& q) { return q.first >= o.competitive * best; }) -
                     keys.begin());
   }
+  const oracle::RowScale s{double(M), t, b.eps, b.vocab};
   for (std::size_t q = 0; q < n; ++q) {
     const std::int64_t i = keys[q].second;
-    const auto kb = oracle::bound_key(b.x(r, i), b.e(r, i), oracle::RowScale{double(M), t, b.eps, b.vocab}, c);
-    if (!(kb.key > 1e-30)) continue;
-    const float emulated = emulated_key(b.x(r, i), b.e(r, i), b.eps, b.temperatures[std::size_t(r)],
-                                                  tile_max[std::size_t(i / block_v)], M, c.order);
-    const double err = std::abs(emulated / kb.key - 1.0);
-    ++out.keys;
-    out.squares += err * err;
-    if (b.x(r, i) != tile_max[std::size_t(i / block_v)]) {  // x - m_t is not 0: the scaling order shows
-      ++out.off_max;
-      out.off_max_squares += err * err;
-    }
-    out.max_actual = std::max(out.max_actual, err);
-    out.max_bound = std::max(out.max_bound, kb.rho());
-    out.worst_ratio = std::max(out.worst_ratio, err / kb.rho());
+    out.add(b.x(r, i), b.e(r, i), b.eps, b.temperatures[std::size_t(r)], tile_max[std::size_t(i / block_v)], s, c);
   }
   return out;
 }
@@ -157,30 +107,6 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, con
   KeyErrors all;
   for (const auto& p : part) all.merge(p);
   return all;
-}
-
-/// Each sampling row's top-two gap against the gap the contract tolerates.
-void collect_gaps(const subject::Batch& b, const std::vector<oracle::Verdict>& v, const oracle::NumericsContract& c,
-                  std::vector<RowGap>& out) {
-  const oracle::BatchView view = b.view();
-  for (std::int64_t r = 0; r < b.rows; ++r) {
-    const auto& vr = v[std::size_t(r)];
-    if (vr.row_class != oracle::RowClass::sampling || vr.runner_up < 0) continue;
-    const oracle::RowView row = view.row(r);
-    const oracle::RowScale s = oracle::row_scale(row, {b.eps, b.greedy_eps});
-    RowGap g;
-    g.gap = vr.runner_up_key > 0 ? vr.gap : 1.0;
-    g.threshold = oracle::tolerated_gap(row.logit(vr.token), row.noise[vr.token], row.logit(vr.runner_up),
-                                        row.noise[vr.runner_up], s, c);
-    out.push_back(g);
-  }
-}
-
-/// The contract the rate is estimated under: the kernel's, with the ulps asked for.
-oracle::NumericsContract rate_contract(const DivergenceOptions& o, oracle::NumericsContract c) {
-  if (o.exp_ulp) c.exp_ulp = *o.exp_ulp;
-  if (o.div_ulp) c.div_ulp = *o.div_ulp;
-  return c;
 }
 
 /// One temperature's sampler table row from its tokens and verdicts beside
@@ -224,6 +150,7 @@ std::int64_t DivergenceResult::failures() const {
 }
 
 DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subject* sampler) {
+  if (!o.kernels && !sampler) return run_rate_study(o);
   DivergenceResult out;
   const std::unique_ptr<LogitsDump> dump = o.logits_file.empty() ? nullptr : std::make_unique<LogitsDump>(read_logits(o.logits_file));
   const kernels::Kernel* base = kernels::find_kernel("baseline");
@@ -231,10 +158,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
   NoiseTally noise;
   for (float T : o.temperatures) {
     DivergenceRow rows[2];
-    std::vector<double> full_bounds[2];
-    std::vector<RowGap> gaps[2];
-    KeyErrors key_errors[2];
-    std::int64_t ambiguous[2] = {0, 0};
+    OrderTally tally[2];
     SamplerDivergence sd{T};
     std::int64_t sampler_ambiguous = 0;
     for (int batch = 0; batch < o.batches; ++batch) {
@@ -246,6 +170,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
         if (!base_run.status.ok) throw std::runtime_error("baseline: " + base_run.status.message);
       }
       const auto base_v = o.kernels ? b.decide(base->contract()) : std::vector<oracle::Verdict>{};
+      const oracle::BatchView view = b.view();
       for (int oi = 0; oi < 2; ++oi) {
         const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
         const kernels::Kernel* k = &kernels::fused_kernel(order);
@@ -259,13 +184,11 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
         std::vector<oracle::Verdict> overridden;  // verdicts under --rate-*-ulp, when given
         if (o.exp_ulp || o.div_ulp) overridden = b.decide(rc);
         const auto& rate_v = overridden.empty() ? v : overridden;
-        collect_gaps(b, rate_v, rc, gaps[oi]);
-        key_errors[oi].merge(deciding_keys(o, b, k->contract(), cfg.block_v));
         for (std::int64_t r = 0; r < b.rows; ++r) {
-          ++d.rows;
-          full_bounds[oi].push_back(v[std::size_t(r)].rho);
-          ambiguous[oi] += rate_v[std::size_t(r)].ambiguous.size() > 1;
+          const oracle::RowView row = view.row(r);
+          tally[oi].add(v[std::size_t(r)], rate_v[std::size_t(r)], row, oracle::row_scale(row, {b.eps, b.greedy_eps}), rc);
         }
+        tally[oi].keys.merge(deciding_keys(o, b, k->contract(), cfg.block_v));
         if (!o.kernels) continue;
         kernels::RunOptions opt;
         opt.config = cfg;
@@ -294,17 +217,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
       out.beside.push_back(sd);
     }
     for (int oi = 0; oi < 2; ++oi) {
-      rows[oi].median_full_bound = median(full_bounds[oi]);
-      rows[oi].ambiguous_fraction = rows[oi].rows ? double(ambiguous[oi]) / double(rows[oi].rows) : 0;
-      const KeyErrors& ke = key_errors[oi];
-      rows[oi].keys = ke.keys;
-      rows[oi].max_actual = ke.max_actual;
-      rows[oi].max_bound = ke.max_bound;
-      rows[oi].worst_ratio = ke.worst_ratio;
-      rows[oi].rms_actual = ke.keys ? std::sqrt(ke.squares / double(ke.keys)) : 0;
-      rows[oi].off_max_keys = ke.off_max;
-      rows[oi].rms_off_max = ke.off_max ? std::sqrt(ke.off_max_squares / double(ke.off_max)) : 0;
-      rows[oi].rate = estimate_rate(gaps[oi], rows[oi].rows, o.window);
+      tally[oi].finish(rows[oi], o.window);
       out.rows.push_back(rows[oi]);
     }
     std::fprintf(stderr, "  .. T=%g done\n", T);

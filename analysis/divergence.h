@@ -38,8 +38,12 @@ struct DivergenceOptions {
   std::optional<double> exp_ulp, div_ulp;
   double window = kDefaultWindow;
   /// false: the oracle and the emulated keys only, no kernel runs (the rate
-  /// over many rows on the cpu backend, where the emulated kernels are slow).
+  /// over many rows on the cpu backend, where the emulated kernels are slow):
+  /// rate_study.h, each row's noise drawn only where it can matter.
   bool kernels = true;
+  /// Without kernels: how many logit rows are drawn (or read from the file)
+  /// once, each reused in turn with fresh noise; never more than the rows.
+  std::int64_t logit_rows = 256;
 };
 
 /// An external sampler (or a second dump) beside fused-post (or the first
@@ -88,6 +92,7 @@ struct DivergenceResult {
   std::vector<DivergenceRow> rows;  ///< per temperature, post then pre
   std::vector<SamplerDivergence> beside;  ///< the sampler's table, when one ran
   NoiseReport noise;
+  std::string method;  ///< how rows and noise were drawn, when not simply batch by batch: one readable line
   std::int64_t failures() const;  ///< the rows' failures and the sampler's unexplained rows
 };
 

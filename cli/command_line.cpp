@@ -321,14 +321,21 @@ CommandLine::CommandLine()
       ->check(finite_in(0.0, protocol::kMaxUlp));
   o.d->add_option("--window", o.div.study.window, "top-two gap window the rate's density is read over")
       ->check(finite_in(0.0, 0.5, true));
-  o.d->add_flag_callback("--no-kernels", [&flag = o.div.study.kernels] { flag = false; }, "the oracle and the emulated keys only: no kernel runs (fast on cpu)")
-      ->excludes("--sampler");
+  auto* no_kernels =
+      o.d->add_flag_callback("--no-kernels", [&flag = o.div.study.kernels] { flag = false; },
+                             "the oracle and the emulated keys only, no kernel runs: logit rows reused with fresh noise, "
+                             "drawn only where it can matter (millions of rows)")
+          ->excludes("--sampler");
+  o.d->add_option("--logit-rows", o.div.study.logit_rows,
+                  "with --no-kernels: logit rows drawn (or read) once and reused in turn with fresh noise")
+      ->check(CLI::Range(1, 1 << 20))
+      ->needs(no_kernels);
   auto* dumps = o.d->add_option("dumps", o.div.dumps,
                                 "two files in verify's format with the same inputs and noise: compare their tokens instead")
                     ->expected(2);
   for (const char* solo : {"--logits", "--normal", "--rows", "--vocab", "--batches", "--temperatures", "--sampler",
                            "--rate-exp-ulp", "--rate-div-ulp", "--top-k", "--competitive", "--window", "--dtype",
-                           "--no-kernels"})
+                           "--no-kernels", "--logit-rows"})
     dumps->excludes(solo);
 
   o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");
@@ -442,7 +449,9 @@ void CommandLine::parse(int argc, const char* const* argv) {
   o.div.study.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   if (*o.c) require_fits("check", o.check.agreement.rows, o.check.agreement.vocab);
   if (*o.d) {
-    require_fits("divergence", o.div.study.rows, o.div.study.vocab);
+    // Without kernels a pool of logit rows is held, not the batches (analysis/rate_study.h).
+    const analysis::DivergenceOptions& d = o.div.study;
+    require_fits("divergence", d.kernels ? d.rows : std::min(d.rows * d.batches, d.logit_rows), d.vocab);
     o.div.out_given = o.d->count("--out") > 0;
   }
   if (*o.f) {

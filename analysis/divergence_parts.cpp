@@ -1,0 +1,105 @@
+#include "analysis/divergence_parts.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/key_emulation.h"
+#include "fixtures/llm_like.h"
+#include "oracle/error_model.h"
+#include "protocol/safetensors.h"
+#include "subject/batch.h"
+
+namespace raceoracle::analysis {
+
+LogitsDump read_logits(const std::string& path) {
+  return protocol::parse_file(path, [](const protocol::SafetensorsFile& f) {
+    const protocol::TensorView t = protocol::require_logits(f);
+    return LogitsDump{t.dtype == "BF16" ? oracle::Dtype::bf16 : oracle::Dtype::f32, t.shape[0], t.shape[1], t.as_f32()};
+  });
+}
+
+fixtures::LlmLike logit_distribution(const DivergenceOptions& o) {
+  if (o.normal_sigma > 0) return {.centre = 0.0f, .sigma = o.normal_sigma, .peak_one_in = 0};
+  return {.centre = 8.0f, .sigma = 2.5f, .peak_one_in = 20000};
+}
+
+std::vector<float> drawn_logit_row(const DivergenceOptions& o, std::int64_t row) {
+  subject::Batch b = subject::Batch::make(1, o.vocab, o.dtype);
+  const std::uint64_t seed = o.seed * 0x9e3779b97f4a7c15ull + std::uint64_t(row);
+  fixtures::fill_llm_like(b, seed, logit_distribution(o));
+  return std::vector<float>(b.logits.begin(), b.logits.begin() + o.vocab);
+}
+
+oracle::NumericsContract rate_contract(const DivergenceOptions& o, oracle::NumericsContract c) {
+  if (o.exp_ulp) c.exp_ulp = *o.exp_ulp;
+  if (o.div_ulp) c.div_ulp = *o.div_ulp;
+  return c;
+}
+
+void KeyErrors::add(float x, float e, float eps, float T, float tile_max, const oracle::RowScale& s,
+                    const oracle::NumericsContract& c) {
+  const auto kb = oracle::bound_key(x, e, s, c);
+  if (!(kb.key > 1e-30)) return;
+  const float emulated = emulated_key(x, e, eps, T, tile_max, float(s.row_max), c.order);
+  const double err = std::abs(emulated / kb.key - 1.0);
+  ++keys;
+  squares += err * err;
+  if (x != tile_max) {  // x - m_t is not 0: the scaling order shows
+    ++off_max;
+    off_max_squares += err * err;
+  }
+  max_actual = std::max(max_actual, err);
+  max_bound = std::max(max_bound, kb.rho());
+  worst_ratio = std::max(worst_ratio, err / kb.rho());
+}
+
+void KeyErrors::merge(const KeyErrors& o) {
+  keys += o.keys;
+  off_max += o.off_max;
+  squares += o.squares;
+  off_max_squares += o.off_max_squares;
+  max_actual = std::max(max_actual, o.max_actual);
+  max_bound = std::max(max_bound, o.max_bound);
+  worst_ratio = std::max(worst_ratio, o.worst_ratio);
+}
+
+void OrderTally::add(const oracle::Verdict& v, const oracle::Verdict& rate_v, const oracle::RowView& row,
+                     const oracle::RowScale& s, const oracle::NumericsContract& rc) {
+  ++rows;
+  full_bounds.push_back(v.rho);
+  ambiguous += rate_v.ambiguous.size() > 1;
+  if (rate_v.row_class != oracle::RowClass::sampling || rate_v.runner_up < 0) return;
+  RowGap g;
+  g.gap = rate_v.runner_up_key > 0 ? rate_v.gap : 1.0;
+  g.threshold = oracle::tolerated_gap(row.logit(rate_v.token), row.noise[rate_v.token], row.logit(rate_v.runner_up),
+                                      row.noise[rate_v.runner_up], s, rc);
+  gaps.push_back(g);
+}
+
+void OrderTally::merge(OrderTally&& o) {
+  rows += o.rows;
+  ambiguous += o.ambiguous;
+  full_bounds.insert(full_bounds.end(), o.full_bounds.begin(), o.full_bounds.end());
+  gaps.insert(gaps.end(), o.gaps.begin(), o.gaps.end());
+  keys.merge(o.keys);
+}
+
+void OrderTally::finish(DivergenceRow& d, double window) const {
+  d.rows = rows;
+  if (!full_bounds.empty()) {
+    std::vector<double> b = full_bounds;
+    std::nth_element(b.begin(), b.begin() + std::ptrdiff_t(b.size() / 2), b.end());
+    d.median_full_bound = b[b.size() / 2];
+  }
+  d.ambiguous_fraction = rows ? double(ambiguous) / double(rows) : 0;
+  d.keys = keys.keys;
+  d.max_actual = keys.max_actual;
+  d.max_bound = keys.max_bound;
+  d.worst_ratio = keys.worst_ratio;
+  d.rms_actual = keys.keys ? std::sqrt(keys.squares / double(keys.keys)) : 0;
+  d.off_max_keys = keys.off_max;
+  d.rms_off_max = keys.off_max ? std::sqrt(keys.off_max_squares / double(keys.off_max)) : 0;
+  d.rate = estimate_rate(gaps, rows, window);
+}
+
+}  // namespace raceoracle::analysis

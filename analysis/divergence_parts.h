@@ -1,0 +1,63 @@
+#pragma once
+/// The parts of the divergence study that its two ways of running share
+/// (rows decided over whole batches the kernels run on, divergence.cpp; rows
+/// decided from the ids that can matter, rate_study.cpp): where logit rows
+/// come from, the rate's contract, and what is added up per temperature and
+/// scaling order, with one way to turn it into a row of the tables.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/disagreement_rate.h"
+#include "analysis/divergence.h"
+#include "fixtures/llm_like.h"
+#include "oracle/oracle.h"
+
+namespace raceoracle::analysis {
+
+/// A user's logits (`--logits FILE`), rows reused in turn.
+struct LogitsDump {
+  oracle::Dtype dtype = oracle::Dtype::f32;
+  std::int64_t rows = 0, vocab = 0;
+  std::vector<float> logits;  ///< widened exactly
+};
+LogitsDump read_logits(const std::string& path);
+
+/// The study's synthetic rows: N(0, sigma^2) when o.normal_sigma > 0, else
+/// LLM-like rows centred at 8 with sigma 2.5, so |x| is as large as real
+/// logits are (the error of x - m grows with |x|).
+fixtures::LlmLike logit_distribution(const DivergenceOptions& o);
+/// Synthetic row `row` of that distribution, rounded to the dtype and widened
+/// exactly; deterministic in (o.seed, row).
+std::vector<float> drawn_logit_row(const DivergenceOptions& o, std::int64_t row);
+
+/// The contract the rate is estimated under: the kernel's, with the ulps asked for.
+oracle::NumericsContract rate_contract(const DivergenceOptions& o, oracle::NumericsContract c);
+
+/// Key-error statistics over some keys, mergeable across rows.
+struct KeyErrors {
+  std::int64_t keys = 0, off_max = 0;
+  double squares = 0, off_max_squares = 0, max_actual = 0, max_bound = 0, worst_ratio = 0;
+  /// One deciding id's key: its fp32 key emulated in the fused kernel's
+  /// order (kernels/key_arithmetic.h) against float64 and its certified bound.
+  void add(float x, float e, float eps, float T, float tile_max, const oracle::RowScale& s,
+           const oracle::NumericsContract& c);
+  void merge(const KeyErrors& o);
+};
+
+/// One temperature and order's rows.
+struct OrderTally {
+  std::int64_t rows = 0, ambiguous = 0;
+  std::vector<double> full_bounds;  ///< each row's winner bound (rho)
+  std::vector<RowGap> gaps;         ///< each sampling row's top-two gap and tolerated gap, under the rate's contract
+  KeyErrors keys;
+  /// A row: `v` under the kernel's contract, `rate_v` under the rate's
+  /// (`rc`); `row` and `s` say where its ids' logits and noise are.
+  void add(const oracle::Verdict& v, const oracle::Verdict& rate_v, const oracle::RowView& row,
+           const oracle::RowScale& s, const oracle::NumericsContract& rc);
+  void merge(OrderTally&& o);
+  /// The row of the tables: counts, the median winner bound, the key errors and the rate estimate.
+  void finish(DivergenceRow& d, double window) const;
+};
+
+}  // namespace raceoracle::analysis

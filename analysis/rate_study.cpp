@@ -1,0 +1,323 @@
+#include "analysis/rate_study.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <thread>
+
+#include "analysis/divergence_parts.h"
+#include "analysis/lazy_noise.h"
+#include "kernels/registry.h"
+#include "oracle/error_model.h"
+#include "oracle/verdict_rules.h"
+
+namespace raceoracle::analysis {
+namespace {
+
+/// An undrawn id's key is below kappa (1 + 2^-23) (lazy_noise.h) and the
+/// oracle's float64 keys are within 1 + 2^-39 of exact: drawing down to
+/// kappa = tau / kSlack leaves out only ids with keys below tau.
+constexpr double kSlack = 1 + 0x1p-20;
+/// Rows drawn in full per temperature, at least: the self-check and the noise report.
+constexpr std::int64_t kFullDraws = std::int64_t(1) << 22;
+
+struct PoolRow {
+  std::vector<float> owned;  ///< a drawn row's logits (a file's rows stay in the file's buffer)
+  SortedRow sorted;
+  std::vector<float> tile_max;  ///< per fused-kernel tile, for the emulated keys
+};
+
+/// One scaling order: the kernel's contract and the rate's (the same unless --rate-*-ulp).
+struct OrderContracts {
+  race::ScalingOrder order;
+  oracle::NumericsContract kernel, rate;
+  bool rate_differs = false;  ///< --rate-exp-ulp or --rate-div-ulp given
+};
+
+/// What one temperature's rows share.
+struct TemperatureRun {
+  const DivergenceOptions& o;
+  const std::vector<PoolRow>& pool;
+  float T;
+  double t;
+  std::uint64_t stream_base;  ///< the temperature's index, high bits of every row's stream
+  std::vector<double> mass;   ///< per pool row: sum of exp((x - M) / t), where the first kappa is aimed
+  OrderContracts orders[2];
+  float eps = 0;               ///< the race's eps, the same under every contract here
+  bool lazy = true;            ///< false: every row is drawn in full (a greedy T, eps 0, or contracts that differ in eps)
+  int block_v = 0;
+};
+
+/// A thread's work space and sums.
+struct Worker {
+  std::vector<float> noise;  ///< a full row of noise: the drawn ids' entries are the ones read
+  OrderTally tally[2];
+  std::int64_t full_rows = 0;  ///< rows decided over every id (the lazy draw could not serve)
+};
+
+/// The drawn ids in ascending order with their keys: what rules::sampling reads.
+struct Decided {
+  std::vector<std::int64_t> ids;
+  std::vector<double> keys;
+};
+
+/// Every key of `ids` at least `competitive` x the best (or the top_k): their errors into `ke`.
+void add_key_errors(KeyErrors& ke, const DivergenceOptions& o, const TemperatureRun& run, const PoolRow& p,
+                    const float* noise, const Decided& d, const oracle::RowScale& s, const oracle::NumericsContract& c) {
+  std::vector<std::pair<double, std::int64_t>> keys;
+  for (std::size_t q = 0; q < d.ids.size(); ++q) keys.push_back({d.keys[q], d.ids[q]});
+  std::size_t n = 0;
+  if (o.top_k > 0) {
+    n = std::min<std::size_t>(std::size_t(o.top_k), keys.size());
+    std::partial_sort(keys.begin(), keys.begin() + std::ptrdiff_t(n), keys.end(), std::greater<>());
+  } else if (!keys.empty()) {
+    const double best = std::max_element(keys.begin(), keys.end())->first;
+    n = std::size_t(std::partition(keys.begin(), keys.end(), [&](const auto& q) { return q.first >= o.competitive * best; }) -
+                    keys.begin());
+  }
+  for (std::size_t q = 0; q < n; ++q) {
+    const std::int64_t i = keys[q].second;
+    ke.add(p.sorted.logits[i], noise[i], run.eps, run.T, p.tile_max[std::size_t(i / run.block_v)], s, c);
+  }
+}
+
+oracle::RowView view(const PoolRow& p, const float* noise, float T) {
+  return oracle::RowView{p.sorted.logits, oracle::Dtype::f32, noise, p.sorted.vocab, T, nullptr};
+}
+
+/// A row with every id's noise in w.noise, decided over every id, as `divergence` with kernels does.
+void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Verdict (*out)[2] = nullptr) {
+  const oracle::RowView row = view(p, w.noise.data(), run.T);
+  Decided all;
+  const oracle::RowScale s{double(p.sorted.max), run.t, run.eps, p.sorted.vocab};
+  for (std::int64_t i : p.sorted.by_logit) all.ids.push_back(i);
+  std::sort(all.ids.begin(), all.ids.end());
+  for (std::int64_t i : all.ids) all.keys.push_back(oracle::rules::ranking_key(row.logit(i), w.noise[std::size_t(i)], s));
+  for (int oi = 0; oi < 2; ++oi) {
+    const OrderContracts& c = run.orders[oi];
+    const oracle::Verdict v = oracle::decide(row, c.kernel);
+    const oracle::Verdict rv = !c.rate_differs ? v : oracle::decide(row, c.rate);
+    w.tally[oi].add(v, rv, row, oracle::row_scale(row), c.rate);
+    add_key_errors(w.tally[oi].keys, run.o, run, p, w.noise.data(), all, s, c.kernel);
+    if (out) (*out)[oi] = v;
+  }
+  ++w.full_rows;
+}
+
+/// Row `r` from the ids that can matter; false when it must be drawn in full
+/// (the oracle's rare rows: pre-scale past fp32's range, keys near its overflow).
+/// `full`, when given, receives the rest of the row's noise drawn (LazyNoise::materialize).
+bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, UniformStream& rng, Worker& w,
+              oracle::Verdict (*out)[2] = nullptr, float* full = nullptr) {
+  const SortedRow& sr = p.sorted;
+  const oracle::RowScale s{double(sr.max), run.t, run.eps, sr.vocab};
+  oracle::rules::RowBounds bounds[2][2];  // [order][kernel, rate]
+  for (int oi = 0; oi < 2; ++oi) {
+    bounds[oi][0] = oracle::rules::row_bounds(sr.min_finite, s, run.orders[oi].kernel);
+    bounds[oi][1] = oracle::rules::row_bounds(sr.min_finite, s, run.orders[oi].rate);
+    for (const auto& b : bounds[oi])
+      if (std::isinf(b.up_max)) return false;
+  }
+  const auto oracle_tau = [&](double k1, double k2) {  // oracle/SCREEN.md: no id below it can matter
+    double tau = k2;
+    for (const auto& o : bounds)
+      for (const auto& b : o) tau = std::min(tau, (k1 * b.down_min - 2 * b.abs_max) / b.up_max);
+    return tau;
+  };
+  LazyNoise n(sr, run.t, run.eps, rng);
+  Decided d;
+  std::vector<double> best;  // the drawn keys, largest first (the first top_k of them, at least two)
+  const std::size_t need_keys = std::max<std::size_t>(2, std::size_t(std::max(run.o.top_k, 0)));
+  double kappa = run.mass[pool_index] / 4;  // about four ids reach it in a flat row
+  if (!(kappa > 0) || !std::isfinite(kappa)) kappa = 0.25;
+  bool ok = false;
+  for (int step = 0; step < 200 && !ok; ++step) {
+    n.lower_to(kappa);
+    for (std::size_t q = d.keys.size(); q < n.ids().size(); ++q) {
+      const std::int64_t i = n.ids()[q];
+      d.keys.push_back(oracle::rules::ranking_key(sr.logits[i], n.noise()[q], s));
+      best.insert(std::upper_bound(best.begin(), best.end(), d.keys.back(), std::greater<>()), d.keys.back());
+    }
+    double need = 0;
+    if (best.size() >= 2) {
+      need = oracle_tau(best[0], best[1]);
+      need = std::min(need, run.o.top_k > 0 ? (best.size() >= need_keys ? best[need_keys - 1] : 0.0)
+                                            : run.o.competitive * best[0]);
+      ok = need > 0 && n.kappa() * kSlack <= need;
+    }
+    kappa = best.size() >= 2 && need > 0 ? need / kSlack : n.kappa() / 4;
+    if (!(kappa > 1e-280)) break;
+  }
+  if (!ok) return false;
+  for (const auto& o : bounds)
+    for (const auto& b : o)
+      if (!(best[0] * b.up_max < double(FLT_MAX) / 4)) return false;  // where the oracle's reference decides
+  // The drawn ids in ascending order, their noise in the row's buffer.
+  std::vector<std::size_t> order(n.ids().size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return n.ids()[a] < n.ids()[b]; });
+  Decided sorted;
+  for (std::size_t q : order) {
+    sorted.ids.push_back(n.ids()[q]);
+    sorted.keys.push_back(d.keys[q]);
+    w.noise[std::size_t(n.ids()[q])] = n.noise()[q];
+  }
+  const oracle::RowView row = view(p, w.noise.data(), run.T);
+  for (int oi = 0; oi < 2; ++oi) {
+    const OrderContracts& c = run.orders[oi];
+    oracle::Verdict v, rv;
+    oracle::rules::sampling(v, row, s, c.kernel, bounds[oi][0], sorted.ids, sorted.keys);
+    if (!c.rate_differs) rv = v;
+    else oracle::rules::sampling(rv, row, s, c.rate, bounds[oi][1], sorted.ids, sorted.keys);
+    w.tally[oi].add(v, rv, row, s, c.rate);
+    add_key_errors(w.tally[oi].keys, run.o, run, p, w.noise.data(), sorted, s, c.kernel);
+    if (out) (*out)[oi] = v;
+  }
+  if (full) n.materialize(full);
+  return true;
+}
+
+bool same_verdict(const oracle::Verdict& a, const oracle::Verdict& b) {
+  return a.token == b.token && a.row_class == b.row_class && a.runner_up == b.runner_up && a.key == b.key &&
+         a.runner_up_key == b.runner_up_key && a.gap == b.gap && a.rho == b.rho && a.ambiguous == b.ambiguous;
+}
+
+std::vector<PoolRow> make_pool(const DivergenceOptions& o, const LogitsDump* dump, std::int64_t n, int threads,
+                               int block_v) {
+  std::vector<PoolRow> pool(static_cast<std::size_t>(n));
+  const std::int64_t V = dump ? dump->vocab : o.vocab;
+  std::vector<std::thread> ts;
+  for (int w = 0; w < threads; ++w)
+    ts.emplace_back([&, w] {
+      for (std::int64_t r = w; r < n; r += threads) {
+        PoolRow& p = pool[std::size_t(r)];
+        const float* x = nullptr;
+        if (dump) {
+          x = dump->logits.data() + r * V;
+        } else {
+          p.owned = drawn_logit_row(o, r);
+          x = p.owned.data();
+        }
+        p.sorted = sort_row(x, V);
+        p.tile_max.assign(std::size_t((V + block_v - 1) / block_v), -INFINITY);
+        for (std::int64_t i = 0; i < V; ++i)
+          if (!std::isnan(x[i])) p.tile_max[std::size_t(i / block_v)] = std::max(p.tile_max[std::size_t(i / block_v)], x[i]);
+      }
+    });
+  for (auto& t : ts) t.join();
+  return pool;
+}
+
+}  // namespace
+
+DivergenceResult run_rate_study(const DivergenceOptions& o) {
+  if (o.logit_rows < 1) throw std::invalid_argument("--logit-rows must be at least 1");
+  const std::unique_ptr<LogitsDump> dump = o.logits_file.empty() ? nullptr : std::make_unique<LogitsDump>(read_logits(o.logits_file));
+  const std::int64_t rows = o.rows * o.batches;
+  const std::int64_t pool_n = std::min({rows, o.logit_rows, dump ? dump->rows : rows});
+  const int threads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), int(std::max<std::int64_t>(rows, 1))));
+  const int block_v = kernels::FusedConfig{}.block_v;
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<PoolRow> pool = make_pool(o, dump.get(), pool_n, threads, block_v);
+  const std::int64_t V = dump ? dump->vocab : o.vocab;
+  const std::int64_t checked = std::min(rows, std::max<std::int64_t>(1, (kFullDraws + V - 1) / V));
+  DivergenceResult out;
+  out.method = fmt::format(
+      "{} logit row{} reused in turn with fresh noise, drawn only where it can matter (docs/DIVERGENCE.md); "
+      "the first {} row{} of each temperature drawn in full, decided over every id (identical verdicts), "
+      "and read by the noise report",
+      pool_n, pool_n == 1 ? "" : "s", checked, checked == 1 ? "" : "s");
+  NoiseTally noise;
+  for (std::size_t ti = 0; ti < o.temperatures.size(); ++ti) {
+    const float T = o.temperatures[ti];
+    TemperatureRun run{o, pool, T, double(race::clamp_temperature(T)), std::uint64_t(ti) << 40, {}, {}, 0, true, block_v};
+    for (int oi = 0; oi < 2; ++oi) {
+      const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
+      const oracle::NumericsContract kc = kernels::fused_kernel(order).contract();
+      run.orders[oi] = {order, kc, rate_contract(o, kc), o.exp_ulp.has_value() || o.div_ulp.has_value()};
+    }
+    const race::RaceConstants request{};
+    run.eps = race::race_eps(request.eps, run.orders[0].kernel.conventions);
+    for (const auto& c : run.orders)
+      for (const auto* k : {&c.kernel, &c.rate})
+        if (race::race_eps(request.eps, k->conventions) != run.eps || run.eps <= 0 ||
+            race::is_greedy(T, request.greedy_eps, k->conventions))
+          run.lazy = false;
+    run.mass.assign(pool.size(), 0);
+    for (std::size_t p = 0; p < pool.size(); ++p)
+      for (std::int32_t i : pool[p].sorted.by_logit)
+        run.mass[p] += std::exp((double(pool[p].sorted.logits[i]) - double(pool[p].sorted.max)) / run.t);
+
+    std::vector<Worker> workers(static_cast<std::size_t>(threads));
+    for (auto& w : workers) w.noise.assign(std::size_t(V), 0.0f);
+    // The first rows: drawn lazily and decided from the ids that can matter, then the rest of their noise
+    // drawn and decided over every id. The verdicts must be identical; the noise is the report's.
+    Worker& first = workers[0];
+    Worker scratch;
+    scratch.noise.assign(std::size_t(V), 0.0f);
+    for (std::int64_t r = 0; r < checked; ++r) {
+      const std::size_t pi = std::size_t(r % pool_n);
+      oracle::Verdict lazy[2], full[2];
+      UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
+      const bool drawn_lazily = run.lazy && lazy_row(run, pool[pi], pi, rng, scratch, &lazy, first.noise.data());
+      if (!drawn_lazily) {
+        UniformStream fresh(o.seed, run.stream_base + std::uint64_t(r));
+        LazyNoise(pool[pi].sorted, run.t, run.eps, fresh).materialize(first.noise.data());
+      }
+      full_row(run, pool[pi], first, &full);
+      noise.add(first.noise.data(), V);
+      for (int oi = 0; oi < 2 && drawn_lazily; ++oi)
+        if (!same_verdict(lazy[oi], full[oi]))
+          throw std::logic_error(fmt::format(
+              "divergence: row {} at T = {:g} ({}): the verdict from the ids that can matter ({}) differs from the "
+              "oracle's over every id ({})",
+              r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), full[oi].describe()));
+    }
+    std::atomic<std::int64_t> done{checked};
+    std::vector<std::thread> ts;
+    for (int wi = 0; wi < threads; ++wi)
+      ts.emplace_back([&, wi] {
+        Worker& w = workers[std::size_t(wi)];
+        auto last = std::chrono::steady_clock::now();
+        for (std::int64_t r = checked + wi; r < rows; r += threads) {
+          const std::size_t pi = std::size_t(r % pool_n);
+          UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
+          if (!(run.lazy && lazy_row(run, pool[pi], pi, rng, w))) {
+            UniformStream fresh(o.seed, run.stream_base + std::uint64_t(r));
+            LazyNoise(pool[pi].sorted, run.t, run.eps, fresh).materialize(w.noise.data());
+            full_row(run, pool[pi], w);
+          }
+          const std::int64_t now_done = ++done;
+          if (wi == 0 && std::chrono::steady_clock::now() - last > std::chrono::seconds(5)) {
+            last = std::chrono::steady_clock::now();
+            std::fprintf(stderr, "  .. T=%g: %lld of %lld rows\n", T, static_cast<long long>(now_done),
+                         static_cast<long long>(rows));
+          }
+        }
+      });
+    for (auto& t : ts) t.join();
+    DivergenceRow d[2];
+    for (int oi = 0; oi < 2; ++oi) {
+      OrderTally all;
+      for (auto& w : workers) all.merge(std::move(w.tally[oi]));
+      d[oi].temperature = T;
+      d[oi].order = run.orders[oi].order;
+      d[oi].rate_contract = run.orders[oi].rate;
+      all.finish(d[oi], o.window);
+      out.rows.push_back(d[oi]);
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "  .. T=%g done (%lld rows, %.1f s in all)\n", T, static_cast<long long>(rows), s);
+  }
+  out.noise = noise.finish();
+  return out;
+}
+
+}  // namespace raceoracle::analysis
