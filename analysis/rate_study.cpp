@@ -117,6 +117,7 @@ void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Ve
 bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, UniformStream& rng, Worker& w,
               oracle::Verdict (*out)[2] = nullptr, float* full = nullptr) {
   const SortedRow& sr = p.sorted;
+  if (sr.nan_or_pos_inf || sr.by_logit.size() < 2) return false;  // out of contract, fully masked or forced
   const oracle::RowScale s{double(sr.max), run.t, run.eps, sr.vocab};
   oracle::rules::RowBounds bounds[2][2];  // [order][kernel, rate]
   for (int oi = 0; oi < 2; ++oi) {
@@ -189,6 +190,13 @@ bool same_verdict(const oracle::Verdict& a, const oracle::Verdict& b) {
          a.runner_up_key == b.runner_up_key && a.gap == b.gap && a.rho == b.rho && a.ambiguous == b.ambiguous;
 }
 
+/// The same deciding keys: the same ids' errors, summed in another order.
+bool same_keys(const KeyErrors& a, const KeyErrors& b) {
+  const auto close = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)); };
+  return a.keys == b.keys && a.off_max == b.off_max && a.max_actual == b.max_actual && a.max_bound == b.max_bound &&
+         a.worst_ratio == b.worst_ratio && close(a.squares, b.squares) && close(a.off_max_squares, b.off_max_squares);
+}
+
 std::vector<PoolRow> make_pool(const DivergenceOptions& o, const LogitsDump* dump, std::int64_t n, int threads,
                                int block_v) {
   std::vector<PoolRow> pool(static_cast<std::size_t>(n));
@@ -258,27 +266,32 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
     std::vector<Worker> workers(static_cast<std::size_t>(threads));
     for (auto& w : workers) w.noise.assign(std::size_t(V), 0.0f);
     // The first rows: drawn lazily and decided from the ids that can matter, then the rest of their noise
-    // drawn and decided over every id. The verdicts must be identical; the noise is the report's.
+    // drawn and decided over every id. The verdicts and the deciding keys must be the same; the noise is
+    // the report's.
     Worker& first = workers[0];
-    Worker scratch;
-    scratch.noise.assign(std::size_t(V), 0.0f);
     for (std::int64_t r = 0; r < checked; ++r) {
       const std::size_t pi = std::size_t(r % pool_n);
+      Worker lazy_w, full_w;
+      lazy_w.noise.assign(std::size_t(V), 0.0f);
+      full_w.noise.assign(std::size_t(V), 0.0f);
       oracle::Verdict lazy[2], full[2];
       UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
-      const bool drawn_lazily = run.lazy && lazy_row(run, pool[pi], pi, rng, scratch, &lazy, first.noise.data());
+      const bool drawn_lazily = run.lazy && lazy_row(run, pool[pi], pi, rng, lazy_w, &lazy, full_w.noise.data());
       if (!drawn_lazily) {
         UniformStream fresh(o.seed, run.stream_base + std::uint64_t(r));
-        LazyNoise(pool[pi].sorted, run.t, run.eps, fresh).materialize(first.noise.data());
+        LazyNoise(pool[pi].sorted, run.t, run.eps, fresh).materialize(full_w.noise.data());
       }
-      full_row(run, pool[pi], first, &full);
-      noise.add(first.noise.data(), V);
+      full_row(run, pool[pi], full_w, &full);
+      noise.add(full_w.noise.data(), V);
       for (int oi = 0; oi < 2 && drawn_lazily; ++oi)
-        if (!same_verdict(lazy[oi], full[oi]))
+        if (!same_verdict(lazy[oi], full[oi]) || !same_keys(lazy_w.tally[oi].keys, full_w.tally[oi].keys))
           throw std::logic_error(fmt::format(
-              "divergence: row {} at T = {:g} ({}): the verdict from the ids that can matter ({}) differs from the "
-              "oracle's over every id ({})",
-              r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), full[oi].describe()));
+              "divergence: row {} at T = {:g} ({}): decided from the ids that can matter ({}; {} deciding keys) it "
+              "differs from the oracle over every id ({}; {} deciding keys)",
+              r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), lazy_w.tally[oi].keys.keys,
+              full[oi].describe(), full_w.tally[oi].keys.keys));
+      for (int oi = 0; oi < 2; ++oi) first.tally[oi].merge(std::move(full_w.tally[oi]));
+      first.full_rows += full_w.full_rows;
     }
     std::atomic<std::int64_t> done{checked};
     std::vector<std::thread> ts;
