@@ -35,6 +35,17 @@ Interval poisson_interval(std::int64_t k, double confidence) {
   return i;
 }
 
+Interval counted_interval(std::int64_t k, std::int64_t n) {
+  if (n <= 0) return {};
+  const Interval i = poisson_interval(k);
+  return {i.lo / double(n), std::min(1.0, i.hi / double(n))};
+}
+
+bool RateEstimate::agrees_with_count(std::int64_t k) const {
+  const Interval c = counted_interval(k, rows);
+  return c.lo <= hi && c.hi >= lo;
+}
+
 RateEstimate estimate_rate(const std::vector<RowGap>& gaps, std::int64_t rows, double window) {
   RateEstimate e;
   e.rows = rows;

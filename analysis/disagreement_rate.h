@@ -27,6 +27,10 @@ struct RateEstimate {
   /// window's split into [0, h/2] and (h/2, h] (small: the window is too wide).
   double flatness_p = 1;
   bool contains(double rate_counted) const { return rate_counted >= lo && rate_counted <= hi; }
+  /// A count of `k` such rows among `rows` agrees with the estimate when its
+  /// own exact 95% interval (counted_interval) meets [lo, hi]: a handful of
+  /// counted rows says little, and only a count far off the estimate disagrees.
+  bool agrees_with_count(std::int64_t k) const;
 };
 
 inline constexpr double kDefaultWindow = 0.02;
@@ -38,5 +42,7 @@ RateEstimate estimate_rate(const std::vector<RowGap>& gaps, std::int64_t rows, d
 /// The exact 95% interval (Garwood) of a Poisson mean after observing k.
 struct Interval { double lo = 0, hi = 0; };
 Interval poisson_interval(std::int64_t k, double confidence = 0.95);
+/// The exact 95% interval of a rate counted as k rows among n.
+Interval counted_interval(std::int64_t k, std::int64_t n);
 
 }  // namespace raceoracle::analysis

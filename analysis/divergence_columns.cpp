@@ -12,6 +12,8 @@ using io::Cell;
 
 Cell if_ran(const DivergenceRow& r, Cell c) { return r.kernels_ran ? c : Cell{}; }
 
+std::int64_t ambiguous_rows(const DivergenceRow& r) { return std::llround(r.ambiguous_fraction * double(r.rows)); }
+
 }  // namespace
 
 const std::vector<io::Column<DivergenceRow>>& divergence_columns() {
@@ -40,13 +42,16 @@ const std::vector<io::Column<DivergenceRow>>& divergence_columns() {
     {{"rate_lo", "95% lo", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.lo; }},
     {{"rate_hi", "95% hi", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.hi; }},
     {{"ambiguous_fraction", "", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.ambiguous_fraction; }},
-    {{"ambiguous_rows", "counted"},
-     [](const DivergenceRow& r) -> Cell { return std::int64_t(std::llround(r.ambiguous_fraction * double(r.rows))); }},
-    {{"counted_in_interval", "counted in 95%"},
+    {{"ambiguous_rows", "counted"}, [](const DivergenceRow& r) -> Cell { return ambiguous_rows(r); }},
+    {{"count_agrees", "count agrees"},
      [](const DivergenceRow& r) -> Cell {
-       if (r.ambiguous_fraction == 0) return {};
-       return r.rate.contains(r.ambiguous_fraction) ? "yes" : "NO";
+       if (r.rows == 0) return {};
+       return r.rate.agrees_with_count(ambiguous_rows(r)) ? "yes" : "NO";
      }},
+    {{"count_lo", "", "{:.3g}", "{:.6e}"},
+     [](const DivergenceRow& r) -> Cell { return counted_interval(ambiguous_rows(r), r.rows).lo; }},
+    {{"count_hi", "", "{:.3g}", "{:.6e}"},
+     [](const DivergenceRow& r) -> Cell { return counted_interval(ambiguous_rows(r), r.rows).hi; }},
     {{"rate_window", "window", "{:.3g}", "{:.4g}"}, [](const DivergenceRow& r) -> Cell { return r.rate.window; }},
     {{"rate_in_window", "in window"}, [](const DivergenceRow& r) -> Cell { return r.rate.in_window; }},
     {{"rate_flatness_p", "flat p", "{:.3f}", "{:.4f}"}, [](const DivergenceRow& r) -> Cell { return r.rate.flatness_p; }},

@@ -26,7 +26,7 @@ fixtures::LlmLike logit_distribution(const DivergenceOptions& o) {
 std::vector<float> drawn_logit_row(const DivergenceOptions& o, std::int64_t row) {
   subject::Batch b = subject::Batch::make(1, o.vocab, o.dtype);
   const std::uint64_t seed = o.seed * 0x9e3779b97f4a7c15ull + std::uint64_t(row);
-  fixtures::fill_llm_like(b, seed, logit_distribution(o));
+  fixtures::fill_llm_like_logits(b, seed, logit_distribution(o));
   return std::vector<float>(b.logits.begin(), b.logits.begin() + o.vocab);
 }
 

@@ -3,26 +3,57 @@
 #include <Random123/philox.h>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace raceoracle::analysis {
+
+namespace {
+
+/// An fp32 logit's bits, mapped so that unsigned order is falling logit order (-0 as +0).
+std::uint32_t falling_key(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if (x == 0.0f) u = 0;
+  const std::uint32_t rising = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return ~rising;
+}
+
+}  // namespace
 
 SortedRow sort_row(const float* logits, std::int64_t vocab) {
   SortedRow r;
   r.logits = logits;
   r.vocab = vocab;
+  std::vector<std::uint32_t> keys;
   r.by_logit.reserve(std::size_t(vocab));
+  keys.reserve(std::size_t(vocab));
   for (std::int64_t i = 0; i < vocab; ++i) {
     const float x = logits[i];
     if (std::isnan(x) || x == INFINITY) r.nan_or_pos_inf = true;
     if (!std::isfinite(x)) continue;
     r.by_logit.push_back(std::int32_t(i));
+    keys.push_back(falling_key(x));
     r.max = std::max(r.max, x);
     r.min_finite = std::min(r.min_finite, x);
   }
-  std::sort(r.by_logit.begin(), r.by_logit.end(), [logits](std::int32_t a, std::int32_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+  // A stable LSD radix sort, 8 bits a pass (a pass every key agrees on is
+  // skipped: bf16 logits need two): ids stay ascending among equal logits.
+  std::vector<std::int32_t> ids_out(r.by_logit.size());
+  std::vector<std::uint32_t> keys_out(keys.size());
+  for (int shift = 0; shift < 32; shift += 8) {
+    std::size_t count[257] = {};
+    for (std::uint32_t k : keys) ++count[((k >> shift) & 0xff) + 1];
+    if (std::any_of(count + 1, count + 257, [&](std::size_t c) { return c == keys.size(); })) continue;
+    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (std::size_t q = 0; q < keys.size(); ++q) {
+      const std::size_t at = count[(keys[q] >> shift) & 0xff]++;
+      keys_out[at] = keys[q];
+      ids_out[at] = r.by_logit[q];
+    }
+    keys.swap(keys_out);
+    r.by_logit.swap(ids_out);
+  }
   return r;
 }
 

@@ -190,6 +190,17 @@ bool same_verdict(const oracle::Verdict& a, const oracle::Verdict& b) {
          a.runner_up_key == b.runner_up_key && a.gap == b.gap && a.rho == b.rho && a.ambiguous == b.ambiguous;
 }
 
+/// f(i) for i in [0, n) on `threads` threads, i interleaved.
+template <class F>
+void parallel_for(std::int64_t n, int threads, F f) {
+  std::vector<std::thread> ts;
+  for (int w = 0; w < threads; ++w)
+    ts.emplace_back([&, w] {
+      for (std::int64_t i = w; i < n; i += threads) f(i);
+    });
+  for (auto& t : ts) t.join();
+}
+
 /// The same deciding keys: the same ids' errors, summed in another order.
 bool same_keys(const KeyErrors& a, const KeyErrors& b) {
   const auto close = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)); };
@@ -201,25 +212,20 @@ std::vector<PoolRow> make_pool(const DivergenceOptions& o, const LogitsDump* dum
                                int block_v) {
   std::vector<PoolRow> pool(static_cast<std::size_t>(n));
   const std::int64_t V = dump ? dump->vocab : o.vocab;
-  std::vector<std::thread> ts;
-  for (int w = 0; w < threads; ++w)
-    ts.emplace_back([&, w] {
-      for (std::int64_t r = w; r < n; r += threads) {
-        PoolRow& p = pool[std::size_t(r)];
-        const float* x = nullptr;
-        if (dump) {
-          x = dump->logits.data() + r * V;
-        } else {
-          p.owned = drawn_logit_row(o, r);
-          x = p.owned.data();
-        }
-        p.sorted = sort_row(x, V);
-        p.tile_max.assign(std::size_t((V + block_v - 1) / block_v), -INFINITY);
-        for (std::int64_t i = 0; i < V; ++i)
-          if (!std::isnan(x[i])) p.tile_max[std::size_t(i / block_v)] = std::max(p.tile_max[std::size_t(i / block_v)], x[i]);
-      }
-    });
-  for (auto& t : ts) t.join();
+  parallel_for(n, threads, [&](std::int64_t r) {
+    PoolRow& p = pool[std::size_t(r)];
+    const float* x = nullptr;
+    if (dump) {
+      x = dump->logits.data() + r * V;
+    } else {
+      p.owned = drawn_logit_row(o, r);
+      x = p.owned.data();
+    }
+    p.sorted = sort_row(x, V);
+    p.tile_max.assign(std::size_t((V + block_v - 1) / block_v), -INFINITY);
+    for (std::int64_t i = 0; i < V; ++i)
+      if (!std::isnan(x[i])) p.tile_max[std::size_t(i / block_v)] = std::max(p.tile_max[std::size_t(i / block_v)], x[i]);
+  });
   return pool;
 }
 
@@ -259,9 +265,10 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
             race::is_greedy(T, request.greedy_eps, k->conventions))
           run.lazy = false;
     run.mass.assign(pool.size(), 0);
-    for (std::size_t p = 0; p < pool.size(); ++p)
-      for (std::int32_t i : pool[p].sorted.by_logit)
-        run.mass[p] += std::exp((double(pool[p].sorted.logits[i]) - double(pool[p].sorted.max)) / run.t);
+    parallel_for(std::int64_t(pool.size()), threads, [&](std::int64_t p) {
+      const SortedRow& sr = pool[std::size_t(p)].sorted;
+      for (std::int32_t i : sr.by_logit) run.mass[std::size_t(p)] += std::exp((double(sr.logits[i]) - double(sr.max)) / run.t);
+    });
 
     std::vector<Worker> workers(static_cast<std::size_t>(threads));
     for (auto& w : workers) w.noise.assign(std::size_t(V), 0.0f);

@@ -213,7 +213,7 @@ std::string html_of_divergence(const std::string& heading, const io::Table& tabl
                       "worst_ratio", "fused_explained", "fused_unexplained", "baseline_explained", "baseline_unexplained"});
   body += "<h2>Disagreement rate</h2>\n" + io::svg_chart(charts.rate) +
           table.html({"temperature", "order", "rate_exp_ulp", "rate_div_ulp", "rate", "rate_lo", "rate_hi",
-                      "ambiguous_rows", "counted_in_interval"});
+                      "ambiguous_rows", "count_agrees"});
   if (!notes.empty()) body += "<h2>Noise</h2>\n" + io::html_element("pre", notes);
   return io::html_page("raceoracle divergence", body);
 }

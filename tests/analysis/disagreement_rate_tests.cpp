@@ -95,5 +95,24 @@ TEST(DisagreementRate, NoRowInTheWindowGivesAnUpperBound) {
   EXPECT_NEAR(e.hi, 3.6889 * 1e-6 / 0.02 / 1000, 1e-9);
 }
 
+TEST(DisagreementRate, ACountAgreesWhenItsOwnIntervalMeetsTheEstimates) {
+  RateEstimate e;
+  e.rows = 1'000'000;
+  e.lo = 1.2e-6, e.hi = 1.4e-6;  // about 1.3 rows expected
+  const Interval two = counted_interval(2, e.rows);  // [0.24e-6, 7.2e-6]
+  EXPECT_NEAR(two.lo, 0.2422e-6, 1e-9);
+  EXPECT_NEAR(two.hi, 7.2247e-6, 1e-9);
+  EXPECT_FALSE(e.contains(2e-6)) << "the point count lies outside";
+  EXPECT_TRUE(e.agrees_with_count(2)) << "but two rows cannot tell 1.3 from 2";
+  EXPECT_TRUE(e.agrees_with_count(0));
+  EXPECT_FALSE(e.agrees_with_count(9)) << "nine rows where 1.3 are expected: the count's lower end is 4.1e-6";
+  e.lo = 50e-6, e.hi = 70e-6;  // 60 expected
+  EXPECT_FALSE(e.agrees_with_count(0));
+  EXPECT_FALSE(e.agrees_with_count(30));
+  EXPECT_TRUE(e.agrees_with_count(45));
+  EXPECT_TRUE(e.agrees_with_count(80));  // [63.4e-6, 99.6e-6]
+  EXPECT_FALSE(e.agrees_with_count(95));  // [76.9e-6, 116e-6]
+}
+
 }  // namespace
 }  // namespace raceoracle::analysis
