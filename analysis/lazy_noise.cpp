@@ -84,6 +84,12 @@ double LazyNoise::threshold(double a, double kappa) const {
   return kappa == INFINITY ? 0.0 : std::max(a / kappa - eps_, 0.0);
 }
 
+double LazyNoise::largest_undrawn_weight() const {
+  std::size_t pos = 0;  // the drawn positions are ascending: the first gap in them
+  while (pos < drawn_pos_.size() && drawn_pos_[pos] == pos) ++pos;
+  return pos < row_.by_logit.size() ? weight(pos) : 0.0;
+}
+
 bool LazyNoise::drawn(std::size_t pos) const { return std::binary_search(drawn_pos_.begin(), drawn_pos_.end(), pos); }
 
 void LazyNoise::lower_to(double kappa) {

@@ -51,6 +51,8 @@ class LazyNoise {
   void lower_to(double kappa);
   double kappa() const { return kappa_; }
   const std::vector<std::int64_t>& ids() const { return ids_; }  ///< the drawn ids, in the order drawn
+  /// a_i of the undrawn id of largest logit (0 when every finite id is drawn): its key is a_i / (E + eps).
+  double largest_undrawn_weight() const;
   const std::vector<float>& noise() const { return noise_; }     ///< their noise, rounded to fp32
   /// Every id's noise into out[vocab]: the drawn ids' as drawn, every other
   /// id's from Exp(1) conditioned on exceeding its threshold (memorylessness:

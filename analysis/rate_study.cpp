@@ -97,8 +97,8 @@ void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Ve
   const oracle::RowView row = view(p, w.noise.data(), run.T);
   Decided all;
   const oracle::RowScale s{double(p.sorted.max), run.t, run.eps, p.sorted.vocab};
-  for (std::int64_t i : p.sorted.by_logit) all.ids.push_back(i);
-  std::sort(all.ids.begin(), all.ids.end());
+  for (std::int64_t i = 0; i < p.sorted.vocab; ++i)
+    if (std::isfinite(p.sorted.logits[i])) all.ids.push_back(i);
   for (std::int64_t i : all.ids) all.keys.push_back(oracle::rules::ranking_key(row.logit(i), w.noise[std::size_t(i)], s));
   for (int oi = 0; oi < 2; ++oi) {
     const OrderContracts& c = run.orders[oi];
@@ -153,7 +153,10 @@ bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_inde
                                             : run.o.competitive * best[0]);
       ok = need > 0 && n.kappa() * kSlack <= need;
     }
-    kappa = best.size() >= 2 && need > 0 ? need / kSlack : n.kappa() / 4;
+    // Next: exactly what is needed once two keys are known; before, a quarter
+    // lower, or down to where the largest undrawn weight is likely drawn (a
+    // peaked row at a low T: its runner-up's key may be 1e-100 of the winner's).
+    kappa = best.size() >= 2 && need > 0 ? need / kSlack : std::min(n.kappa(), n.largest_undrawn_weight()) / 4;
     if (!(kappa > 1e-280)) break;
   }
   if (!ok) return false;
@@ -249,6 +252,7 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
       "and read by the noise report",
       pool_n, pool_n == 1 ? "" : "s", checked, checked == 1 ? "" : "s");
   NoiseTally noise;
+  std::int64_t fallbacks = 0;  // rows past the checked ones that had to be drawn in full
   for (std::size_t ti = 0; ti < o.temperatures.size(); ++ti) {
     const float T = o.temperatures[ti];
     TemperatureRun run{o, pool, T, double(race::clamp_temperature(T)), std::uint64_t(ti) << 40, {}, {}, 0, true, block_v};
@@ -323,6 +327,8 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
         }
       });
     for (auto& t : ts) t.join();
+    for (const auto& w : workers) fallbacks += w.full_rows;
+    fallbacks -= checked;
     DivergenceRow d[2];
     for (int oi = 0; oi < 2; ++oi) {
       OrderTally all;
@@ -337,6 +343,8 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
     std::fprintf(stderr, "  .. T=%g done (%lld rows, %.1f s in all)\n", T, static_cast<long long>(rows), s);
   }
   out.noise = noise.finish();
+  out.method += fmt::format("; {} other row{} drawn in full (the oracle decides {} over every id)", fallbacks,
+                            fallbacks == 1 ? "" : "s", fallbacks == 1 ? "it" : "them");
   return out;
 }
 

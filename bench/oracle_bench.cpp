@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/divergence.h"
 #include "fixtures/llm_like.h"
 #include "oracle/noise_streams.h"
 #include "oracle/oracle.h"
@@ -92,3 +93,21 @@ void BM_DecideReference(benchmark::State& state) {
 BENCHMARK(BM_DecideReference)->Arg(256)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
+
+/// `raceoracle divergence --no-kernels` on LLM-like bf16 rows of V = 163840
+/// at T = 1: the rows x 1000 given, over its default pool of 256 logit rows,
+/// on every core, setup included (the pool drawn and sorted, the first 26
+/// rows drawn in full and checked). Elements: rows x V, as if every id's
+/// noise were drawn; BM_DecideBatch/256/2/100 in the same run is the ratio's
+/// other side (docs/DIVERGENCE.md, "Noise drawn only where it can matter").
+void BM_DivergenceRates(benchmark::State& state) {
+  raceoracle::analysis::DivergenceOptions o;
+  o.kernels = false;
+  o.temperatures = {1.0f};
+  o.rows = 1000;
+  o.batches = int(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(raceoracle::analysis::run_divergence(o));
+  state.SetItemsProcessed(state.iterations() * o.rows * o.batches * o.vocab);
+}
+// rows / 1000
+BENCHMARK(BM_DivergenceRates)->Arg(10)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
