@@ -60,18 +60,22 @@ void kernel_stage1(const subject::Batch& b, const subject::KernelRun& run, const
     }
 }
 
+/// Row r's fused-kernel tile maxima.
+std::vector<float> tile_maxima(const subject::Batch& b, std::int64_t r, int block_v) {
+  std::vector<float> tile_max(std::size_t((b.vocab + block_v - 1) / block_v), -INFINITY);
+  for (std::int64_t i = 0; i < b.vocab; ++i)
+    tile_max[std::size_t(i / block_v)] = std::max(tile_max[std::size_t(i / block_v)], b.x(r, i));
+  return tile_max;
+}
+
 /// Row r's deciding ids (competitive keys, or the top k): emulated fp32
 /// error against float64 and the certified bound.
 KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std::int64_t r,
                         const oracle::NumericsContract& c, int block_v) {
   KeyErrors out;
   const double t = race::clamp_temperature(b.temperatures[std::size_t(r)]);
-  std::vector<float> tile_max(std::size_t((b.vocab + block_v - 1) / block_v), -INFINITY);
-  float M = -INFINITY;
-  for (std::int64_t i = 0; i < b.vocab; ++i) {
-    tile_max[std::size_t(i / block_v)] = std::max(tile_max[std::size_t(i / block_v)], b.x(r, i));
-    M = std::max(M, b.x(r, i));
-  }
+  const std::vector<float> tile_max = tile_maxima(b, r, block_v);
+  const float M = *std::max_element(tile_max.begin(), tile_max.end());
   std::vector<std::pair<double, std::int64_t>> keys;
   keys.reserve(std::size_t(b.vocab));
   for (std::int64_t i = 0; i < b.vocab; ++i)
@@ -171,6 +175,8 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
       }
       const auto base_v = o.kernels ? b.decide(base->contract()) : std::vector<oracle::Verdict>{};
       const oracle::BatchView view = b.view();
+      std::vector<oracle::Verdict> verdicts[2];
+      std::vector<std::int32_t> tokens[2];  // the kernels', when they ran
       for (int oi = 0; oi < 2; ++oi) {
         const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
         const kernels::Kernel* k = &kernels::fused_kernel(order);
@@ -178,7 +184,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
         d.temperature = T;
         d.order = order;
         d.kernels_ran = o.kernels;
-        const auto v = b.decide(k->contract());
+        const auto& v = verdicts[oi] = b.decide(k->contract());
         const oracle::NumericsContract rc = rate_contract(o, k->contract());
         d.rate_contract = rc;
         std::vector<oracle::Verdict> overridden;  // verdicts under --rate-*-ulp, when given
@@ -195,6 +201,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
         const auto run = subject::run_kernel(*k, b, opt);
         if (!run.status.ok) throw std::runtime_error(k->name + ": " + run.status.message);
         kernel_stage1(b, run, *k, d);
+        tokens[oi] = run.tokens;
         if (sampler && oi == 0) {  // the sampler beside fused-post, on the same noise
           const auto srun = sampler->run(b);
           if (!srun.status.ok) throw std::runtime_error(sampler->name() + ": " + srun.status.message);
@@ -210,6 +217,15 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
           d.base_explained += bo == oracle::Outcome::explained;
           d.base_unexplained += oracle::is_failure(bo);
         }
+      }
+      // fused-pre beside fused-post: predicted from their emulated keys; counted on the kernels when they ran.
+      for (std::int64_t r = 0; r < b.rows; ++r) {
+        const oracle::RowView row = view.row(r);
+        const EmulatedPair e = emulate_pair(verdicts[0][std::size_t(r)], verdicts[1][std::size_t(r)], row,
+                                            oracle::row_scale(row, {b.eps, b.greedy_eps}), tile_maxima(b, r, cfg.block_v),
+                                            cfg.block_v);
+        if (e.has_runner_up) tally[1].apart.push_back(e.apart);
+        tally[1].apart_counted += o.kernels ? tokens[0][std::size_t(r)] != tokens[1][std::size_t(r)] : e.post != e.pre;
       }
     }
     if (sampler) {

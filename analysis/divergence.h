@@ -29,6 +29,7 @@ struct DivergenceOptions {
   /// LLM-like rows.
   std::string logits_file;
   float normal_sigma = 0;
+  float normal_centre = 0;  ///< N(normal_centre, normal_sigma^2): far from 0, pre-scale's x / t loses bits
   /// The key-error columns: ids whose exact key is at least this fraction of
   /// the winner's (the ids that can still win), or the top_k ids when top_k > 0.
   double competitive = 0.5;
@@ -79,6 +80,13 @@ struct DivergenceRow {
   double median_full_bound = 0;  ///< the winner's full-key bound (two stages), median over rows
   double ambiguous_fraction = 0; ///< rows with more than one legitimate id: counted under the rate's contract
   RateEstimate rate;             ///< the expected fraction of such rows, with its interval
+  /// fused-pre's row: how often it picks another id than fused-post on the
+  /// same inputs, predicted from their emulated keys (each row's top-two gap
+  /// against the gap below which the two orders' fp32 keys rank the pair
+  /// differently), and counted: the emulated tokens, or the kernels' when they ran.
+  bool apart_measured = false;
+  RateEstimate apart;
+  std::int64_t apart_counted = 0;
   bool kernels_ran = false;
   std::int64_t explained = 0, unexplained = 0;      ///< this order's fused kernel
   std::int64_t base_explained = 0, base_unexplained = 0;  ///< the baseline, judged under its contract

@@ -12,6 +12,8 @@ using io::Cell;
 
 Cell if_ran(const DivergenceRow& r, Cell c) { return r.kernels_ran ? c : Cell{}; }
 
+Cell if_apart(const DivergenceRow& r, Cell c) { return r.apart_measured ? c : Cell{}; }
+
 std::int64_t ambiguous_rows(const DivergenceRow& r) { return std::llround(r.ambiguous_fraction * double(r.rows)); }
 
 }  // namespace
@@ -56,6 +58,15 @@ const std::vector<io::Column<DivergenceRow>>& divergence_columns() {
     {{"rate_in_window", "in window"}, [](const DivergenceRow& r) -> Cell { return r.rate.in_window; }},
     {{"rate_flatness_p", "flat p", "{:.3f}", "{:.4f}"}, [](const DivergenceRow& r) -> Cell { return r.rate.flatness_p; }},
     {{"rate_mean_threshold", "", "{:.3e}", "{:.6e}"}, [](const DivergenceRow& r) -> Cell { return r.rate.mean_threshold; }},
+    {{"apart_rate", "predicted", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) { return if_apart(r, r.apart.rate); }},
+    {{"apart_lo", "95% lo", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) { return if_apart(r, r.apart.lo); }},
+    {{"apart_hi", "95% hi", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) { return if_apart(r, r.apart.hi); }},
+    {{"apart_in_window", "in window"}, [](const DivergenceRow& r) { return if_apart(r, r.apart.in_window); }},
+    {{"apart_mean_width", "mean width", "{:.3g}", "{:.6e}"},
+     [](const DivergenceRow& r) { return if_apart(r, r.apart.mean_threshold); }},
+    {{"apart_counted", "counted"}, [](const DivergenceRow& r) { return if_apart(r, r.apart_counted); }},
+    {{"apart_count_agrees", "count agrees"},
+     [](const DivergenceRow& r) { return if_apart(r, r.apart.agrees_with_count(r.apart_counted) ? "yes" : "NO"); }},
   };
   return columns;
 }

@@ -19,7 +19,7 @@ LogitsDump read_logits(const std::string& path) {
 }
 
 fixtures::LlmLike logit_distribution(const DivergenceOptions& o) {
-  if (o.normal_sigma > 0) return {.centre = 0.0f, .sigma = o.normal_sigma, .peak_one_in = 0};
+  if (o.normal_sigma > 0) return {.centre = o.normal_centre, .sigma = o.normal_sigma, .peak_one_in = 0};
   return {.centre = 8.0f, .sigma = 2.5f, .peak_one_in = 20000};
 }
 
@@ -63,6 +63,42 @@ void KeyErrors::merge(const KeyErrors& o) {
   worst_ratio = std::max(worst_ratio, o.worst_ratio);
 }
 
+EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pre, const oracle::RowView& row,
+                          const oracle::RowScale& s, const std::vector<float>& tile_max, int block_v) {
+  EmulatedPair out;
+  if (post.row_class != oracle::RowClass::sampling || pre.row_class != oracle::RowClass::sampling) return out;
+  const float M = float(s.row_max);
+  struct Keys {
+    float full, stage1;
+  };
+  const auto keys = [&](std::int64_t i, race::ScalingOrder o) {
+    const float m_t = tile_max[std::size_t(i / block_v)];
+    const float x = float(row.logit(i)), e = row.noise[i];
+    return Keys{emulated_key(x, e, s.eps, row.temperature, m_t, M, o), emulated_stage1_key(x, e, s.eps, row.temperature, m_t, o)};
+  };
+  // The fused kernels' order: the larger key; within a tile the larger stage-1 key; then the lower id.
+  const auto token = [&](const oracle::Verdict& v, race::ScalingOrder o) {
+    std::int64_t best = -1;
+    Keys kb{};
+    for (std::int64_t i : v.ambiguous) {  // ascending
+      const Keys k = keys(i, o);
+      const bool same_tile = best >= 0 && best / block_v == i / block_v;
+      if (best < 0 || k.full > kb.full || (k.full == kb.full && same_tile && k.stage1 > kb.stage1)) best = i, kb = k;
+    }
+    return best;
+  };
+  out.post = token(post, race::ScalingOrder::post);
+  out.pre = token(pre, race::ScalingOrder::pre);
+  if (post.runner_up < 0 || !(post.runner_up_key > 0)) return out;
+  out.has_runner_up = true;
+  const auto below = [&](race::ScalingOrder o) {  // D_o, at most 0 when o cannot pick the runner-up
+    const double w = double(keys(post.token, o).full) / post.key, r = double(keys(post.runner_up, o).full) / post.runner_up_key;
+    return std::max(0.0, 1 - w / r);
+  };
+  out.apart = {post.gap, std::abs(below(race::ScalingOrder::post) - below(race::ScalingOrder::pre))};
+  return out;
+}
+
 void OrderTally::add(const oracle::Verdict& v, const oracle::Verdict& rate_v, const oracle::RowView& row,
                      const oracle::RowScale& s, const oracle::NumericsContract& rc) {
   ++rows;
@@ -82,6 +118,8 @@ void OrderTally::merge(OrderTally&& o) {
   full_bounds.insert(full_bounds.end(), o.full_bounds.begin(), o.full_bounds.end());
   gaps.insert(gaps.end(), o.gaps.begin(), o.gaps.end());
   keys.merge(o.keys);
+  apart.insert(apart.end(), o.apart.begin(), o.apart.end());
+  apart_counted += o.apart_counted;
 }
 
 void OrderTally::finish(DivergenceRow& d, double window) const {
@@ -100,6 +138,11 @@ void OrderTally::finish(DivergenceRow& d, double window) const {
   d.off_max_keys = keys.off_max;
   d.rms_off_max = keys.off_max ? std::sqrt(keys.off_max_squares / double(keys.off_max)) : 0;
   d.rate = estimate_rate(gaps, rows, window);
+  if (d.order == race::ScalingOrder::pre) {
+    d.apart_measured = true;
+    d.apart = estimate_rate(apart, rows, window);
+    d.apart_counted = apart_counted;
+  }
 }
 
 }  // namespace raceoracle::analysis

@@ -45,12 +45,28 @@ struct KeyErrors {
   void merge(const KeyErrors& o);
 };
 
+/// fused-post and fused-pre on one row, emulated (key_emulation.h): each
+/// one's token (its largest fp32 key over its ambiguity set: no other id can
+/// hold it) and the width of top-two gaps at which they rank the exact winner
+/// and runner-up differently, |max(D_post, 0) - max(D_pre, 0)|, where order o
+/// picks the runner-up iff the gap is below D_o = 1 - (K_o(w) / k_w) / (K_o(r) / k_r).
+struct EmulatedPair {
+  std::int64_t post = -1, pre = -1;
+  bool has_runner_up = false;
+  RowGap apart;  ///< the row's top-two gap, and that width
+};
+/// `tile_max` holds the fused kernel's tile maxima of the row (tiles of `block_v`).
+EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pre, const oracle::RowView& row,
+                          const oracle::RowScale& s, const std::vector<float>& tile_max, int block_v);
+
 /// One temperature and order's rows.
 struct OrderTally {
   std::int64_t rows = 0, ambiguous = 0;
   std::vector<double> full_bounds;  ///< each row's winner bound (rho)
   std::vector<RowGap> gaps;         ///< each sampling row's top-two gap and tolerated gap, under the rate's contract
   KeyErrors keys;
+  std::vector<RowGap> apart;        ///< fused-pre's tally: each row's gap against EmulatedPair::apart's width
+  std::int64_t apart_counted = 0;   ///< fused-pre's tally: rows where it picked another id than fused-post
   /// A row: `v` under the kernel's contract, `rate_v` under the rate's
   /// (`rc`); `row` and `s` say where its ids' logits and noise are.
   void add(const oracle::Verdict& v, const oracle::Verdict& rate_v, const oracle::RowView& row,

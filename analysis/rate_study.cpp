@@ -88,6 +88,14 @@ void add_key_errors(KeyErrors& ke, const DivergenceOptions& o, const Temperature
   }
 }
 
+/// fused-pre beside fused-post on the row, emulated, into fused-pre's tally.
+void add_pair(const TemperatureRun& run, const PoolRow& p, const oracle::RowView& row, const oracle::RowScale& s,
+              const oracle::Verdict (&v)[2], Worker& w) {
+  const EmulatedPair e = emulate_pair(v[0], v[1], row, s, p.tile_max, run.block_v);
+  if (e.has_runner_up) w.tally[1].apart.push_back(e.apart);
+  w.tally[1].apart_counted += e.post != e.pre;
+}
+
 oracle::RowView view(const PoolRow& p, const float* noise, float T) {
   return oracle::RowView{p.sorted.logits, oracle::Dtype::f32, noise, p.sorted.vocab, T, nullptr};
 }
@@ -100,14 +108,16 @@ void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Ve
   for (std::int64_t i = 0; i < p.sorted.vocab; ++i)
     if (std::isfinite(p.sorted.logits[i])) all.ids.push_back(i);
   for (std::int64_t i : all.ids) all.keys.push_back(oracle::rules::ranking_key(row.logit(i), w.noise[std::size_t(i)], s));
+  oracle::Verdict v[2];
   for (int oi = 0; oi < 2; ++oi) {
     const OrderContracts& c = run.orders[oi];
-    const oracle::Verdict v = oracle::decide(row, c.kernel);
-    const oracle::Verdict rv = !c.rate_differs ? v : oracle::decide(row, c.rate);
-    w.tally[oi].add(v, rv, row, oracle::row_scale(row), c.rate);
+    v[oi] = oracle::decide(row, c.kernel);
+    const oracle::Verdict rv = !c.rate_differs ? v[oi] : oracle::decide(row, c.rate);
+    w.tally[oi].add(v[oi], rv, row, s, c.rate);
     add_key_errors(w.tally[oi].keys, run.o, run, p, w.noise.data(), all, s, c.kernel);
-    if (out) (*out)[oi] = v;
+    if (out) (*out)[oi] = v[oi];
   }
+  add_pair(run, p, row, s, v, w);
   ++w.full_rows;
 }
 
@@ -174,16 +184,18 @@ bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_inde
     w.noise[std::size_t(n.ids()[q])] = n.noise()[q];
   }
   const oracle::RowView row = view(p, w.noise.data(), run.T);
+  oracle::Verdict v[2];
   for (int oi = 0; oi < 2; ++oi) {
     const OrderContracts& c = run.orders[oi];
-    oracle::Verdict v, rv;
-    oracle::rules::sampling(v, row, s, c.kernel, bounds[oi][0], sorted.ids, sorted.keys);
-    if (!c.rate_differs) rv = v;
+    oracle::Verdict rv;
+    oracle::rules::sampling(v[oi], row, s, c.kernel, bounds[oi][0], sorted.ids, sorted.keys);
+    if (!c.rate_differs) rv = v[oi];
     else oracle::rules::sampling(rv, row, s, c.rate, bounds[oi][1], sorted.ids, sorted.keys);
-    w.tally[oi].add(v, rv, row, s, c.rate);
+    w.tally[oi].add(v[oi], rv, row, s, c.rate);
     add_key_errors(w.tally[oi].keys, run.o, run, p, w.noise.data(), sorted, s, c.kernel);
-    if (out) (*out)[oi] = v;
+    if (out) (*out)[oi] = v[oi];
   }
+  add_pair(run, p, row, s, v, w);
   if (full) n.materialize(full);
   return true;
 }
@@ -204,8 +216,12 @@ void parallel_for(std::int64_t n, int threads, F f) {
   for (auto& t : ts) t.join();
 }
 
-/// The same deciding keys: the same ids' errors, summed in another order.
-bool same_keys(const KeyErrors& a, const KeyErrors& b) {
+/// The same deciding keys (the same ids' errors, summed in another order) and the same pair of orders.
+bool same_keys(const OrderTally& ta, const OrderTally& tb) {
+  const KeyErrors &a = ta.keys, &b = tb.keys;
+  if (ta.apart_counted != tb.apart_counted || ta.apart.size() != tb.apart.size()) return false;
+  for (std::size_t i = 0; i < ta.apart.size(); ++i)
+    if (ta.apart[i].gap != tb.apart[i].gap || ta.apart[i].threshold != tb.apart[i].threshold) return false;
   const auto close = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)); };
   return a.keys == b.keys && a.off_max == b.off_max && a.max_actual == b.max_actual && a.max_bound == b.max_bound &&
          a.worst_ratio == b.worst_ratio && close(a.squares, b.squares) && close(a.off_max_squares, b.off_max_squares);
@@ -295,7 +311,7 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
       full_row(run, pool[pi], full_w, &full);
       noise.add(full_w.noise.data(), V);
       for (int oi = 0; oi < 2 && drawn_lazily; ++oi)
-        if (!same_verdict(lazy[oi], full[oi]) || !same_keys(lazy_w.tally[oi].keys, full_w.tally[oi].keys))
+        if (!same_verdict(lazy[oi], full[oi]) || !same_keys(lazy_w.tally[oi], full_w.tally[oi]))
           throw std::logic_error(fmt::format(
               "divergence: row {} at T = {:g} ({}): decided from the ids that can matter ({}; {} deciding keys) it "
               "differs from the oracle over every id ({}; {} deciding keys)",

@@ -302,9 +302,12 @@ CommandLine::CommandLine()
   auto* logits = o.d->add_option("--logits", o.div.study.logits_file,
                                  "rows from this safetensors file (tensor `logits` [R, V], BF16/F16/F32), reused with fresh noise")
                      ->check(CLI::ExistingFile);
-  o.d->add_option("--normal", o.div.study.normal_sigma, "rows drawn as N(0, SIGMA^2) instead of LLM-like rows")
-      ->check(kPositive)
-      ->excludes(logits);
+  auto* normal = o.d->add_option("--normal", o.div.study.normal_sigma, "rows drawn as N(0, SIGMA^2) instead of LLM-like rows")
+                     ->check(kPositive)
+                     ->excludes(logits);
+  o.d->add_option("--centre", o.div.study.normal_centre, "with --normal: N(CENTRE, SIGMA^2) (real logits sit far from 0)")
+      ->check(finite_in(-1e4, 1e4))
+      ->needs(normal);
   logits->excludes("--vocab")->excludes("--dtype");
   o.d->add_option("--competitive", o.div.study.competitive,
                   "key-error columns over the ids whose exact key is at least this fraction of the winner's")
@@ -335,7 +338,7 @@ CommandLine::CommandLine()
                     ->expected(2);
   for (const char* solo : {"--logits", "--normal", "--rows", "--vocab", "--batches", "--temperatures", "--sampler",
                            "--rate-exp-ulp", "--rate-div-ulp", "--top-k", "--competitive", "--window", "--dtype",
-                           "--no-kernels", "--logit-rows"})
+                           "--no-kernels", "--logit-rows", "--centre"})
     dumps->excludes(solo);
 
   o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");

@@ -65,7 +65,8 @@ int divergence(const DivergenceOptions& o) {
   const analysis::DivergenceOptions& s = o.study;
   std::string source = fmt::format("V={}, LLM-like {} logits", s.vocab, oracle::to_string(s.dtype));
   if (!s.logits_file.empty()) source = s.logits_file + " (rows reused with fresh Exp(1) noise)";
-  else if (s.normal_sigma > 0) source = fmt::format("V={}, N(0, {:g}^2) {} logits", s.vocab, s.normal_sigma, oracle::to_string(s.dtype));
+  else if (s.normal_sigma > 0)
+    source = fmt::format("V={}, N({:g}, {:g}^2) {} logits", s.vocab, s.normal_centre, s.normal_sigma, oracle::to_string(s.dtype));
   std::printf("raceoracle divergence: %lld rows x %d batch(es) per temperature, %s, backend %s\n",
               static_cast<long long>(s.rows), s.batches, source.c_str(), kernels::backend_name());
   std::unique_ptr<protocol::ExternalSampler> sampler;
@@ -90,6 +91,17 @@ int divergence(const DivergenceOptions& o) {
                   .c_str());
   std::printf("(estimate: the density of the top-two gap near 0, read over the window, times each row's tolerated gap;\n"
               " counted: rows with more than one legitimate id; the count agrees when its own exact 95%% interval meets the estimate's)\n");
+  std::vector<DivergenceRow> pre_rows;
+  for (const auto& r : res.rows)
+    if (r.apart_measured) pre_rows.push_back(r);
+  std::printf("\nfused-pre beside fused-post on the same inputs: how often they pick different ids\n"
+              "(predicted: each row's top-two gap against the gap below which their fp32 keys, emulated, rank the pair\n"
+              " differently; counted: %s):\n%s",
+              s.kernels ? "the kernels' tokens" : "the emulated tokens",
+              io::make_table(analysis::divergence_columns(), pre_rows)
+                  .text({"temperature", "rows", "apart_rate", "apart_lo", "apart_hi", "apart_in_window", "apart_mean_width",
+                         "apart_counted", "apart_count_agrees"})
+                  .c_str());
   std::printf("\n%s", res.noise.describe().c_str());
   std::filesystem::create_directories(o.out_dir);
   if (sampler) {
