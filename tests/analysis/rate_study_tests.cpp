@@ -94,5 +94,35 @@ TEST(RateStudy, ReplaysFromItsSeedAndReusesThePoolInTurn) {
   EXPECT_THROW(run_rate_study(o), std::invalid_argument);
 }
 
+TEST(RateStudy, PredictsHowOftenPreScaleAndPostScalePickDifferentIds) {
+  // Flat rows far from 0, N(1000, 0.1^2): at T = 0.1 pre-scale rounds x / t
+  // at |x / t| ~ 10^4, an ulp of 9.8e-4, so the two orders rank a near tie
+  // differently over a width of about ulp / 6 = 1.6e-4 (docs/DIVERGENCE.md,
+  // "fused-pre beside fused-post"): ~16 rows in 10^5. The count of emulated
+  // tokens must agree with the prediction; at T = 1 the orders are one.
+  DivergenceOptions o;
+  o.kernels = false;
+  o.normal_sigma = 0.1f;
+  o.normal_centre = 1000.0f;
+  o.dtype = oracle::Dtype::f32;
+  o.vocab = 1024;
+  o.rows = 50000;
+  o.batches = 2;
+  o.temperatures = {0.1f, 1.0f};
+  const DivergenceResult res = run_rate_study(o);
+  ASSERT_EQ(res.rows.size(), 4u);
+  EXPECT_FALSE(res.rows[0].apart_measured) << "the pair is fused-pre's row";
+  const DivergenceRow& low = res.rows[1];
+  ASSERT_TRUE(low.apart_measured);
+  EXPECT_GT(low.apart.mean_threshold, 1e-4);
+  EXPECT_LT(low.apart.mean_threshold, 2.5e-4);
+  EXPECT_GE(low.apart_counted, 5) << "too few rows apart to check the prediction";
+  EXPECT_TRUE(low.apart.agrees_with_count(low.apart_counted))
+      << low.apart_counted << " counted, predicted " << low.apart.rate << " [" << low.apart.lo << ", " << low.apart.hi << "]";
+  EXPECT_LT(low.apart.rate, 0.1 * low.rate.rate) << "two orders disagree far less often than the contract allows";
+  EXPECT_EQ(res.rows[3].apart.rate, 0);
+  EXPECT_EQ(res.rows[3].apart_counted, 0);
+}
+
 }  // namespace
 }  // namespace raceoracle::analysis
