@@ -6,6 +6,7 @@
 #include "analysis/key_emulation.h"
 #include "fixtures/llm_like.h"
 #include "oracle/error_model.h"
+#include "protocol/dump.h"
 #include "protocol/safetensors.h"
 #include "subject/batch.h"
 
