@@ -125,15 +125,16 @@ const CLI::Validator kCommand(
     },
     "CMD");
 
-/// A batch the host holds whole (fp32 logits and noise): refused up front,
-/// naming the flags, when it cannot fit in this machine's memory.
-void require_fits(const std::string& command, std::int64_t rows, std::int64_t vocab) {
+/// A batch the host holds whole (fp32 logits and noise, or with `divergence
+/// --no-kernels` logit rows and their order): refused up front, naming the
+/// flags, when it cannot fit in this machine's memory.
+void require_fits(const std::string& command, std::int64_t rows, std::int64_t vocab, const char* rows_flag = "--rows",
+                  const char* what = "logits and noise") {
   const double bytes = double(rows) * double(vocab) * 8.0;
   const double ram = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (bytes > ram)
-    throw CLI::ValidationError(command, fmt::format("--rows {} x --vocab {} needs {:.1f} GB for logits and noise; this "
-                                                    "machine has {:.1f} GB",
-                                                    rows, vocab, bytes / 1e9, ram / 1e9));
+    throw CLI::ValidationError(command, fmt::format("{} {} x --vocab {} needs {:.1f} GB for {}; this machine has {:.1f} GB",
+                                                    rows_flag, rows, vocab, bytes / 1e9, what, ram / 1e9));
 }
 
 /// --seed, --cases, --shrink-seconds, --no-corpus and --random-only into one RunSettings.
@@ -454,7 +455,8 @@ void CommandLine::parse(int argc, const char* const* argv) {
   if (*o.d) {
     // Without kernels a pool of logit rows is held, not the batches (analysis/rate_study.h).
     const analysis::DivergenceOptions& d = o.div.study;
-    require_fits("divergence", d.kernels ? d.rows : std::min(d.rows * d.batches, d.logit_rows), d.vocab);
+    if (d.kernels) require_fits("divergence", d.rows, d.vocab);
+    else require_fits("divergence", std::min(d.rows * d.batches, d.logit_rows), d.vocab, "--logit-rows", "logit rows and their order");
     o.div.out_given = o.d->count("--out") > 0;
   }
   if (*o.f) {

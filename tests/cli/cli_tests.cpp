@@ -330,6 +330,12 @@ TEST(CommandLine, BadNumbersAreRefusedNamingFlagValueAndRange) {
       {{"divergence", "--rate-exp-ulp", "-2"}, "--rate-exp-ulp: '-2' is not a finite number >= 0"},
       {{"divergence", "a.safetensors"}, "dumps: At least 2 required"},
       {{"divergence", "--top-k", "8", "--competitive", "0.5"}, "excludes"},
+      {{"divergence", "--logit-rows", "16"}, "--logit-rows requires --no-kernels"},
+      {{"divergence", "--no-kernels", "--logit-rows", "0"}, "--logit-rows: Value 0 not in range 1 to 1048576"},
+      {{"divergence", "--centre", "10"}, "--centre requires --normal"},
+      {{"divergence", "--normal", "1", "--centre", "nan"}, "--centre: 'nan' is not a finite number"},
+      // Without kernels only the logit rows are held: 10^6 rows of V = 163840 fit; 256 logit rows of 2^30 do not.
+      {{"divergence", "--no-kernels", "--rows", "65535", "--vocab", "1073741824"}, "--logit-rows 256 x --vocab 1073741824 needs"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<const char*> argv{"raceoracle"};
