@@ -80,20 +80,9 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std
   keys.reserve(std::size_t(b.vocab));
   for (std::int64_t i = 0; i < b.vocab; ++i)
     keys.push_back({std::exp((double(b.x(r, i)) - M) / t) / (double(b.e(r, i)) + double(b.eps)), i});
-  std::size_t n = 0;
-  if (o.top_k > 0) {
-    n = std::min<std::size_t>(std::size_t(o.top_k), keys.size());
-    std::partial_sort(keys.begin(), keys.begin() + std::ptrdiff_t(n), keys.end(), std::greater<>());
-  } else {
-    const double best = std::max_element(keys.begin(), keys.end())->first;
-    n = std::size_t(std::partition(keys.begin(), keys.end(), [&](const auto& q) { return q.first >= o.competitive * best; }) -
-                    keys.begin());
-  }
   const oracle::RowScale s{double(M), t, b.eps, b.vocab};
-  for (std::size_t q = 0; q < n; ++q) {
-    const std::int64_t i = keys[q].second;
+  for (std::int64_t i : deciding_ids(std::move(keys), o))
     out.add(b.x(r, i), b.e(r, i), b.eps, b.temperatures[std::size_t(r)], tile_max[std::size_t(i / block_v)], s, c);
-  }
   return out;
 }
 

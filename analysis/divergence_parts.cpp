@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "analysis/key_emulation.h"
 #include "fixtures/llm_like.h"
@@ -35,6 +36,21 @@ oracle::NumericsContract rate_contract(const DivergenceOptions& o, oracle::Numer
   if (o.exp_ulp) c.exp_ulp = *o.exp_ulp;
   if (o.div_ulp) c.div_ulp = *o.div_ulp;
   return c;
+}
+
+std::vector<std::int64_t> deciding_ids(std::vector<std::pair<double, std::int64_t>> keys, const DivergenceOptions& o) {
+  std::size_t n = 0;
+  if (o.top_k > 0) {
+    n = std::min<std::size_t>(std::size_t(o.top_k), keys.size());
+    std::partial_sort(keys.begin(), keys.begin() + std::ptrdiff_t(n), keys.end(), std::greater<>());
+  } else if (!keys.empty()) {
+    const double best = std::max_element(keys.begin(), keys.end())->first;
+    n = std::size_t(std::partition(keys.begin(), keys.end(), [&](const auto& q) { return q.first >= o.competitive * best; }) -
+                    keys.begin());
+  }
+  std::vector<std::int64_t> ids(n);
+  for (std::size_t q = 0; q < n; ++q) ids[q] = keys[q].second;
+  return ids;
 }
 
 void KeyErrors::add(float x, float e, float eps, float T, float tile_max, const oracle::RowScale& s,

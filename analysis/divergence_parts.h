@@ -6,6 +6,7 @@
 /// scaling order, with one way to turn it into a row of the tables.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/disagreement_rate.h"
@@ -58,6 +59,10 @@ struct EmulatedPair {
 /// `tile_max` holds the fused kernel's tile maxima of the row (tiles of `block_v`).
 EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pre, const oracle::RowView& row,
                           const oracle::RowScale& s, const std::vector<float>& tile_max, int block_v);
+
+/// Of a row's (exact key, id) pairs, the ids the key-error columns cover:
+/// keys at least o.competitive x the largest, or the o.top_k largest.
+std::vector<std::int64_t> deciding_ids(std::vector<std::pair<double, std::int64_t>> keys, const DivergenceOptions& o);
 
 /// One temperature and order's rows.
 struct OrderTally {

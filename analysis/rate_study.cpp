@@ -68,24 +68,13 @@ struct Decided {
   std::vector<double> keys;
 };
 
-/// Every key of `ids` at least `competitive` x the best (or the top_k): their errors into `ke`.
-void add_key_errors(KeyErrors& ke, const DivergenceOptions& o, const TemperatureRun& run, const PoolRow& p,
-                    const float* noise, const Decided& d, const oracle::RowScale& s, const oracle::NumericsContract& c) {
+/// The deciding ids among `d` (divergence_parts.h): their key errors into `ke`.
+void add_key_errors(KeyErrors& ke, const TemperatureRun& run, const PoolRow& p, const float* noise, const Decided& d,
+                    const oracle::RowScale& s, const oracle::NumericsContract& c) {
   std::vector<std::pair<double, std::int64_t>> keys;
   for (std::size_t q = 0; q < d.ids.size(); ++q) keys.push_back({d.keys[q], d.ids[q]});
-  std::size_t n = 0;
-  if (o.top_k > 0) {
-    n = std::min<std::size_t>(std::size_t(o.top_k), keys.size());
-    std::partial_sort(keys.begin(), keys.begin() + std::ptrdiff_t(n), keys.end(), std::greater<>());
-  } else if (!keys.empty()) {
-    const double best = std::max_element(keys.begin(), keys.end())->first;
-    n = std::size_t(std::partition(keys.begin(), keys.end(), [&](const auto& q) { return q.first >= o.competitive * best; }) -
-                    keys.begin());
-  }
-  for (std::size_t q = 0; q < n; ++q) {
-    const std::int64_t i = keys[q].second;
+  for (std::int64_t i : deciding_ids(std::move(keys), run.o))
     ke.add(p.sorted.logits[i], noise[i], run.eps, run.T, p.tile_max[std::size_t(i / run.block_v)], s, c);
-  }
 }
 
 /// fused-pre beside fused-post on the row, emulated, into fused-pre's tally.
@@ -114,7 +103,7 @@ void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Ve
     v[oi] = oracle::decide(row, c.kernel);
     const oracle::Verdict rv = !c.rate_differs ? v[oi] : oracle::decide(row, c.rate);
     w.tally[oi].add(v[oi], rv, row, s, c.rate);
-    add_key_errors(w.tally[oi].keys, run.o, run, p, w.noise.data(), all, s, c.kernel);
+    add_key_errors(w.tally[oi].keys, run, p, w.noise.data(), all, s, c.kernel);
     if (out) (*out)[oi] = v[oi];
   }
   add_pair(run, p, row, s, v, w);
@@ -192,7 +181,7 @@ bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_inde
     if (!c.rate_differs) rv = v[oi];
     else oracle::rules::sampling(rv, row, s, c.rate, bounds[oi][1], sorted.ids, sorted.keys);
     w.tally[oi].add(v[oi], rv, row, s, c.rate);
-    add_key_errors(w.tally[oi].keys, run.o, run, p, w.noise.data(), sorted, s, c.kernel);
+    add_key_errors(w.tally[oi].keys, run, p, w.noise.data(), sorted, s, c.kernel);
     if (out) (*out)[oi] = v[oi];
   }
   add_pair(run, p, row, s, v, w);
