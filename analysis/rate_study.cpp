@@ -110,20 +110,33 @@ void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Ve
   ++w.full_rows;
 }
 
-/// Row `r` from the ids that can matter; false when it must be drawn in full
-/// (the oracle's rare rows: pre-scale past fp32's range, keys near its overflow).
-/// `full`, when given, receives the rest of the row's noise drawn (LazyNoise::materialize).
-bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, UniformStream& rng, Worker& w,
-              oracle::Verdict (*out)[2] = nullptr, float* full = nullptr) {
+enum class Drawn { lazily, in_full };
+
+/// A row drawn in full: `n` completed (every id's noise), decided over every id.
+Drawn in_full(const TemperatureRun& run, const PoolRow& p, LazyNoise& n, Worker& w, oracle::Verdict (*out)[2]) {
+  n.materialize(w.noise.data());
+  full_row(run, p, w, out);
+  return Drawn::in_full;
+}
+
+/// Row `r` from the ids that can matter; where the oracle decides over every
+/// id (a row out of contract, forced or fully masked, pre-scale past fp32's
+/// range, keys near its overflow; a temperature drawn in full), the same draw
+/// completed and decided over every id, so that no draw is ever thrown back.
+/// `complete`, when given and the row was decided lazily, receives the
+/// completed noise (LazyNoise::materialize) for the check.
+Drawn decide_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, UniformStream& rng, Worker& w,
+                 oracle::Verdict (*out)[2] = nullptr, float* complete = nullptr) {
   const SortedRow& sr = p.sorted;
-  if (sr.nan_or_pos_inf || sr.by_logit.size() < 2) return false;  // out of contract, fully masked or forced
+  LazyNoise n(sr, run.t, run.eps, rng);
+  if (!run.lazy || sr.nan_or_pos_inf || sr.by_logit.size() < 2) return in_full(run, p, n, w, out);
   const oracle::RowScale s{double(sr.max), run.t, run.eps, sr.vocab};
   oracle::rules::RowBounds bounds[2][2];  // [order][kernel, rate]
   for (int oi = 0; oi < 2; ++oi) {
     bounds[oi][0] = oracle::rules::row_bounds(sr.min_finite, s, run.orders[oi].kernel);
     bounds[oi][1] = oracle::rules::row_bounds(sr.min_finite, s, run.orders[oi].rate);
     for (const auto& b : bounds[oi])
-      if (std::isinf(b.up_max)) return false;
+      if (std::isinf(b.up_max)) return in_full(run, p, n, w, out);
   }
   const auto oracle_tau = [&](double k1, double k2) {  // oracle/SCREEN.md: no id below it can matter
     double tau = k2;
@@ -131,7 +144,6 @@ bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_inde
       for (const auto& b : o) tau = std::min(tau, (k1 * b.down_min - 2 * b.abs_max) / b.up_max);
     return tau;
   };
-  LazyNoise n(sr, run.t, run.eps, rng);
   Decided d;
   std::vector<double> best;  // the drawn keys, largest first (the first top_k of them, at least two)
   const std::size_t need_keys = std::max<std::size_t>(2, std::size_t(std::max(run.o.top_k, 0)));
@@ -158,10 +170,10 @@ bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_inde
     kappa = best.size() >= 2 && need > 0 ? need / kSlack : std::min(n.kappa(), n.largest_undrawn_weight()) / 4;
     if (!(kappa > 1e-280)) break;
   }
-  if (!ok) return false;
+  if (!ok) return in_full(run, p, n, w, out);
   for (const auto& o : bounds)
     for (const auto& b : o)
-      if (!(best[0] * b.up_max < double(FLT_MAX) / 4)) return false;  // where the oracle's reference decides
+      if (!(best[0] * b.up_max < double(FLT_MAX) / 4)) return in_full(run, p, n, w, out);  // the oracle's reference decides
   // The drawn ids in ascending order, their noise in the row's buffer.
   std::vector<std::size_t> order(n.ids().size());
   std::iota(order.begin(), order.end(), 0);
@@ -185,8 +197,8 @@ bool lazy_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_inde
     if (out) (*out)[oi] = v[oi];
   }
   add_pair(run, p, row, s, v, w);
-  if (full) n.materialize(full);
-  return true;
+  if (complete) n.materialize(complete);
+  return Drawn::lazily;
 }
 
 bool same_verdict(const oracle::Verdict& a, const oracle::Verdict& b) {
@@ -292,20 +304,19 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
       full_w.noise.assign(std::size_t(V), 0.0f);
       oracle::Verdict lazy[2], full[2];
       UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
-      const bool drawn_lazily = run.lazy && lazy_row(run, pool[pi], pi, rng, lazy_w, &lazy, full_w.noise.data());
-      if (!drawn_lazily) {
-        UniformStream fresh(o.seed, run.stream_base + std::uint64_t(r));
-        LazyNoise(pool[pi].sorted, run.t, run.eps, fresh).materialize(full_w.noise.data());
+      if (decide_row(run, pool[pi], pi, rng, lazy_w, &lazy, full_w.noise.data()) == Drawn::in_full) {
+        full_w = std::move(lazy_w);  // decided over every id already
+      } else {
+        full_row(run, pool[pi], full_w, &full);
+        for (int oi = 0; oi < 2; ++oi)
+          if (!same_verdict(lazy[oi], full[oi]) || !same_keys(lazy_w.tally[oi], full_w.tally[oi]))
+            throw std::logic_error(fmt::format(
+                "divergence: row {} at T = {:g} ({}): decided from the ids that can matter ({}; {} deciding keys) it "
+                "differs from the oracle over every id ({}; {} deciding keys)",
+                r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), lazy_w.tally[oi].keys.keys,
+                full[oi].describe(), full_w.tally[oi].keys.keys));
       }
-      full_row(run, pool[pi], full_w, &full);
       noise.add(full_w.noise.data(), V);
-      for (int oi = 0; oi < 2 && drawn_lazily; ++oi)
-        if (!same_verdict(lazy[oi], full[oi]) || !same_keys(lazy_w.tally[oi], full_w.tally[oi]))
-          throw std::logic_error(fmt::format(
-              "divergence: row {} at T = {:g} ({}): decided from the ids that can matter ({}; {} deciding keys) it "
-              "differs from the oracle over every id ({}; {} deciding keys)",
-              r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), lazy_w.tally[oi].keys.keys,
-              full[oi].describe(), full_w.tally[oi].keys.keys));
       for (int oi = 0; oi < 2; ++oi) first.tally[oi].merge(std::move(full_w.tally[oi]));
       first.full_rows += full_w.full_rows;
     }
@@ -318,11 +329,7 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
         for (std::int64_t r = checked + wi; r < rows; r += threads) {
           const std::size_t pi = std::size_t(r % pool_n);
           UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
-          if (!(run.lazy && lazy_row(run, pool[pi], pi, rng, w))) {
-            UniformStream fresh(o.seed, run.stream_base + std::uint64_t(r));
-            LazyNoise(pool[pi].sorted, run.t, run.eps, fresh).materialize(w.noise.data());
-            full_row(run, pool[pi], w);
-          }
+          decide_row(run, pool[pi], pi, rng, w);
           const std::int64_t now_done = ++done;
           if (wi == 0 && std::chrono::steady_clock::now() - last > std::chrono::seconds(5)) {
             last = std::chrono::steady_clock::now();
