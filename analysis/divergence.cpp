@@ -60,21 +60,24 @@ void kernel_stage1(const subject::Batch& b, const subject::KernelRun& run, const
     }
 }
 
-/// Row r's fused-kernel tile maxima.
-std::vector<float> tile_maxima(const subject::Batch& b, std::int64_t r, int block_v) {
-  std::vector<float> tile_max(std::size_t((b.vocab + block_v - 1) / block_v), -INFINITY);
-  for (std::int64_t i = 0; i < b.vocab; ++i)
-    tile_max[std::size_t(i / block_v)] = std::max(tile_max[std::size_t(i / block_v)], b.x(r, i));
-  return tile_max;
+/// Every row's fused-kernel tile maxima, [rows][tiles]: what the emulated keys scale against.
+std::vector<std::vector<float>> tile_maxima(const subject::Batch& b, int block_v) {
+  std::vector<std::vector<float>> out(std::size_t(b.rows));
+  for (std::int64_t r = 0; r < b.rows; ++r) {
+    std::vector<float>& tile_max = out[std::size_t(r)];
+    tile_max.assign(std::size_t((b.vocab + block_v - 1) / block_v), -INFINITY);
+    for (std::int64_t i = 0; i < b.vocab; ++i)
+      tile_max[std::size_t(i / block_v)] = std::max(tile_max[std::size_t(i / block_v)], b.x(r, i));
+  }
+  return out;
 }
 
 /// Row r's deciding ids (competitive keys, or the top k): emulated fp32
 /// error against float64 and the certified bound.
 KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std::int64_t r,
-                        const oracle::NumericsContract& c, int block_v) {
+                        const oracle::NumericsContract& c, const std::vector<float>& tile_max, int block_v) {
   KeyErrors out;
   const double t = race::clamp_temperature(b.temperatures[std::size_t(r)]);
-  const std::vector<float> tile_max = tile_maxima(b, r, block_v);
   const float M = *std::max_element(tile_max.begin(), tile_max.end());
   std::vector<std::pair<double, std::int64_t>> keys;
   keys.reserve(std::size_t(b.vocab));
@@ -88,13 +91,13 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, std
 
 /// deciding_keys over every row of `b`, on every core.
 KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, const oracle::NumericsContract& c,
-                        int block_v) {
+                        const std::vector<std::vector<float>>& tile_max, int block_v) {
   const int n = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), int(b.rows)));
   std::vector<KeyErrors> part(static_cast<std::size_t>(n));
   std::vector<std::thread> pool;
   for (int w = 0; w < n; ++w)
     pool.emplace_back([&, w] {
-      for (std::int64_t r = w; r < b.rows; r += n) part[std::size_t(w)].merge(deciding_keys(o, b, r, c, block_v));
+      for (std::int64_t r = w; r < b.rows; r += n) part[std::size_t(w)].merge(deciding_keys(o, b, r, c, tile_max[std::size_t(r)], block_v));
     });
   for (auto& t : pool) t.join();
   KeyErrors all;
@@ -164,6 +167,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
       }
       const auto base_v = o.kernels ? b.decide(base->contract()) : std::vector<oracle::Verdict>{};
       const oracle::BatchView view = b.view();
+      const std::vector<std::vector<float>> tile_max = tile_maxima(b, cfg.block_v);
       std::vector<oracle::Verdict> verdicts[2];
       std::vector<std::int32_t> tokens[2];  // the kernels', when they ran
       for (int oi = 0; oi < 2; ++oi) {
@@ -183,7 +187,7 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
           const oracle::RowView row = view.row(r);
           tally[oi].add(v[std::size_t(r)], rate_v[std::size_t(r)], row, oracle::row_scale(row, {b.eps, b.greedy_eps}), rc);
         }
-        tally[oi].keys.merge(deciding_keys(o, b, k->contract(), cfg.block_v));
+        tally[oi].keys.merge(deciding_keys(o, b, k->contract(), tile_max, cfg.block_v));
         if (!o.kernels) continue;
         kernels::RunOptions opt;
         opt.config = cfg;
@@ -211,10 +215,9 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
       for (std::int64_t r = 0; r < b.rows; ++r) {
         const oracle::RowView row = view.row(r);
         const EmulatedPair e = emulate_pair(verdicts[0][std::size_t(r)], verdicts[1][std::size_t(r)], row,
-                                            oracle::row_scale(row, {b.eps, b.greedy_eps}), tile_maxima(b, r, cfg.block_v),
+                                            oracle::row_scale(row, {b.eps, b.greedy_eps}), tile_max[std::size_t(r)],
                                             cfg.block_v);
-        if (e.has_runner_up) tally[1].apart.push_back(e.apart);
-        tally[1].apart_counted += o.kernels ? tokens[0][std::size_t(r)] != tokens[1][std::size_t(r)] : e.post != e.pre;
+        tally[1].add_apart(e, o.kernels ? tokens[0][std::size_t(r)] != tokens[1][std::size_t(r)] : e.post != e.pre);
       }
     }
     if (sampler) {

@@ -129,6 +129,11 @@ void OrderTally::add(const oracle::Verdict& v, const oracle::Verdict& rate_v, co
   gaps.push_back(g);
 }
 
+void OrderTally::add_apart(const EmulatedPair& e, bool tokens_differ) {
+  if (e.has_runner_up) apart.push_back(e.apart);
+  apart_counted += tokens_differ;
+}
+
 void OrderTally::merge(OrderTally&& o) {
   rows += o.rows;
   ambiguous += o.ambiguous;

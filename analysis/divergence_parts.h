@@ -76,6 +76,8 @@ struct OrderTally {
   /// (`rc`); `row` and `s` say where its ids' logits and noise are.
   void add(const oracle::Verdict& v, const oracle::Verdict& rate_v, const oracle::RowView& row,
            const oracle::RowScale& s, const oracle::NumericsContract& rc);
+  /// fused-pre's tally: a row's pair of orders, and whether their tokens differ.
+  void add_apart(const EmulatedPair& e, bool tokens_differ);
   void merge(OrderTally&& o);
   /// The row of the tables: counts, the median winner bound, the key errors and the rate estimate.
   void finish(DivergenceRow& d, double window) const;

@@ -81,8 +81,7 @@ void add_key_errors(KeyErrors& ke, const TemperatureRun& run, const PoolRow& p, 
 void add_pair(const TemperatureRun& run, const PoolRow& p, const oracle::RowView& row, const oracle::RowScale& s,
               const oracle::Verdict (&v)[2], Worker& w) {
   const EmulatedPair e = emulate_pair(v[0], v[1], row, s, p.tile_max, run.block_v);
-  if (e.has_runner_up) w.tally[1].apart.push_back(e.apart);
-  w.tally[1].apart_counted += e.post != e.pre;
+  w.tally[1].add_apart(e, e.post != e.pre);
 }
 
 oracle::RowView view(const PoolRow& p, const float* noise, float T) {
@@ -218,7 +217,7 @@ void parallel_for(std::int64_t n, int threads, F f) {
 }
 
 /// The same deciding keys (the same ids' errors, summed in another order) and the same pair of orders.
-bool same_keys(const OrderTally& ta, const OrderTally& tb) {
+bool same_tally(const OrderTally& ta, const OrderTally& tb) {
   const KeyErrors &a = ta.keys, &b = tb.keys;
   if (ta.apart_counted != tb.apart_counted || ta.apart.size() != tb.apart.size()) return false;
   for (std::size_t i = 0; i < ta.apart.size(); ++i)
@@ -309,7 +308,7 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
       } else {
         full_row(run, pool[pi], full_w, &full);
         for (int oi = 0; oi < 2; ++oi)
-          if (!same_verdict(lazy[oi], full[oi]) || !same_keys(lazy_w.tally[oi], full_w.tally[oi]))
+          if (!same_verdict(lazy[oi], full[oi]) || !same_tally(lazy_w.tally[oi], full_w.tally[oi]))
             throw std::logic_error(fmt::format(
                 "divergence: row {} at T = {:g} ({}): decided from the ids that can matter ({}; {} deciding keys) it "
                 "differs from the oracle over every id ({}; {} deciding keys)",
