@@ -39,7 +39,7 @@ __device__ __forceinline__ void online_fold(Online& s, std::int64_t id0, int n, 
                                             float inv_t, float eps) {
   float xs[16], load_max = -INFINITY;
   for (int j = 0; j < n; ++j) {
-    xs[j] = x[j] * inv_t;
+    xs[j] = keys::scaled(x[j], inv_t);
     load_max = MaxOf<D>{}(load_max, xs[j]);
   }
   if (load_max > s.m) {

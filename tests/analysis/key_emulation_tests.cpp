@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -15,6 +16,8 @@
 #include "analysis/key_emulation.h"
 #include "subject/batch.h"
 #include "fixtures/matrix.h"
+#include "kernels/device_memory.h"
+#include "kernels/key_arithmetic.h"
 #include "kernels/registry.h"
 
 namespace raceoracle::analysis {
@@ -87,6 +90,83 @@ TEST(KeyEmulation, EqualsTheCpuKernelsStage1PartialsBitForBit) {
     expect_stage1_emulated(k, extreme_rows(), kernels::FusedConfig{128, 64}, "extreme rows", checked);
   }
   EXPECT_GT(checked, 1000) << "too few keys compared to mean anything";
+}
+
+/// x * inv_t's rounding error in ulps of the rounded product, in (-1/2, 1/2]:
+/// a product of two floats is exact in double.
+double product_rounding(float x, float inv_t) {
+  const double s = double(x) * double(inv_t);
+  const float r = float(s);
+  return (s - double(r)) / double(std::nextafter(r, INFINITY) - r);
+}
+
+/// Rows of V ids where the order of one pair is decided by whether x / t is
+/// rounded before the max is subtracted: id 5 is the row max x0, whose product
+/// rounds down by more than 0.3 ulp; id 6 is x1 < x0, whose product rounds up
+/// by more than 0.3 ulp; E5 = 1 and E6 put the comparison halfway between the
+/// rounded products' gap and the exact one. Rounded (pre-scale as the field
+/// writes it) id 6 wins; exact (post-scale, or pre-scale fused into an FMA) id
+/// 5 wins, by about 0.3 ulp of x / t either way, far beyond any expf's error.
+/// Every other id sits 60 / t below and cannot win.
+subject::Batch rounding_decided_rows(oracle::Dtype dtype, std::int64_t V) {
+  const bool bf16 = dtype == oracle::Dtype::bf16;
+  const float T[] = {0.3f, 0.7f, 1.3f};
+  const float f32_magnitudes[] = {20.0f, 200.0f, 1500.0f}, bf16_magnitudes[] = {3.0f, 20.0f, 90.0f};
+  const std::uint32_t step = bf16 ? 1u << 16 : 97u;  // bf16: representable logits only
+  subject::Batch b = subject::Batch::make(std::int64_t(std::size(T) * std::size(f32_magnitudes)), V, dtype);
+  std::int64_t r = 0;
+  for (float t : T)
+    for (float mag : bf16 ? bf16_magnitudes : f32_magnitudes) {
+      const float inv_t = kernels::keys::inverse_temperature(t);
+      auto rounding = [&](std::uint32_t bits) { return product_rounding(std::bit_cast<float>(bits), inv_t); };
+      // The first x0 from mag up with an x1 below it, within 10 of x / t (so that E6 stays far above eps).
+      float x0 = 0, x1 = 0;
+      for (std::uint32_t b0 = std::bit_cast<std::uint32_t>(mag) & (bf16 ? 0xffff0000u : ~0u); x1 == 0; b0 += step) {
+        if (rounding(b0) <= 0.3) continue;
+        x0 = std::bit_cast<float>(b0);
+        for (std::uint32_t b1 = b0 - step; x1 == 0 && (x0 - std::bit_cast<float>(b1)) * inv_t < 10.0f; b1 -= step)
+          if (rounding(b1) < -0.3) x1 = std::bit_cast<float>(b1);
+      }
+      const double d_rounded = double(x0 * inv_t) - double(x1 * inv_t), d_exact = (double(x0) - double(x1)) * inv_t;
+      for (std::int64_t i = 0; i < V; ++i) b.x(r, i) = x0 - 60.0f * t, b.e(r, i) = 1.0f;
+      b.x(r, 5) = x0, b.e(r, 5) = 1.0f;
+      b.x(r, 6) = x1, b.e(r, 6) = float(std::exp(-(d_rounded + d_exact) / 2));
+      b.temperatures[std::size_t(r++)] = t;
+    }
+  b.round_logits();  // the filler; x0 and x1 are representable
+  return b;
+}
+
+TEST(KeyEmulation, EveryKernelRanksAsItsOrderIsEmulatedWhereRoundingXOverTDecides) {
+  if (kernels::device_count() == 0) GTEST_SKIP() << "no " << kernels::backend_name() << " device found";
+  int decided_by_rounding = 0;
+  for (auto dtype : {oracle::Dtype::f32, oracle::Dtype::bf16})
+    for (std::int64_t V : {8, 5000}) {
+      const subject::Batch b = rounding_decided_rows(dtype, V);
+      auto emulated = [&](std::int64_t r, race::ScalingOrder order) {
+        const float T = b.temperatures[std::size_t(r)], m = b.x(r, 5);
+        const float k5 = emulated_key(m, b.e(r, 5), b.eps, T, m, m, order);
+        const float k6 = emulated_key(b.x(r, 6), b.e(r, 6), b.eps, T, m, m, order);
+        return k6 > k5 ? 6 : 5;
+      };
+      for (std::int64_t r = 0; r < b.rows; ++r) {
+        ASSERT_EQ(emulated(r, race::ScalingOrder::pre), 6) << "row " << r << " is not decided by rounding";
+        ASSERT_EQ(emulated(r, race::ScalingOrder::post), 5) << "row " << r << " is not decided by rounding";
+        ++decided_by_rounding;
+      }
+      for (const kernels::Kernel& k : kernels::kernels()) {
+        if (k.noise == kernels::NoiseSource::drawn) continue;  // it draws its own noise: none to plant
+        const subject::KernelRun run = subject::run_kernel(k, b);
+        ASSERT_TRUE(run.status.ok) << run.status.message;
+        for (std::int64_t r = 0; r < b.rows; ++r)
+          EXPECT_EQ(run.tokens[std::size_t(r)], emulated(r, k.order))
+              << k.name << " " << oracle::to_string(dtype) << " V=" << V << " T=" << b.temperatures[std::size_t(r)]
+              << ": x0 " << b.x(r, 5) << ", x1 " << b.x(r, 6) << " (E " << b.e(r, 6) << ")"
+              << (k.order == race::ScalingOrder::pre ? ": x / t was not rounded before the max was subtracted (an FMA?)"
+                                                     : "");
+      }
+    }
+  EXPECT_EQ(decided_by_rounding, 36);
 }
 
 TEST(KeyEmulation, TheFullKeyIsTheStage1KeyRescaledToTheRowMax) {
