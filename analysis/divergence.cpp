@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "analysis/divergence_parts.h"
+#include "analysis/divergence_state.h"
 #include "analysis/rate_study.h"
 #include "subject/batch.h"
 #include "fixtures/llm_like.h"
@@ -146,20 +147,36 @@ std::int64_t DivergenceResult::failures() const {
 }
 
 DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subject* sampler) {
+  return finish(divergence_state(o, sampler));
+}
+
+DivergenceState divergence_state(const DivergenceOptions& o, const subject::Subject* sampler) {
   if (!o.kernels && !sampler) return run_rate_study(o);
-  DivergenceResult out;
+  DivergenceState out;
+  out.options = o;
+  out.backend = kernels::backend_name();
+  if (sampler) out.sampler = sampler->name();
   const std::unique_ptr<LogitsDump> dump = o.logits_file.empty() ? nullptr : std::make_unique<LogitsDump>(read_logits(o.logits_file));
   const kernels::Kernel* base = kernels::find_kernel("baseline");
   const kernels::FusedConfig cfg{};  // production tiling
-  NoiseTally noise;
-  for (float T : o.temperatures) {
-    DivergenceRow rows[2];
-    OrderTally tally[2];
-    SamplerDivergence sd{T};
-    std::int64_t sampler_ambiguous = 0;
+  for (std::size_t ti = 0; ti < o.temperatures.size(); ++ti) {
+    const float T = o.temperatures[ti];
+    TemperatureState& ts = out.temperatures.emplace_back();
+    ts.temperature = T;
+    ts.beside.temperature = T;
+    DivergenceRow* rows = ts.rows;
+    OrderTally* tally = ts.tally;
+    for (int oi = 0; oi < 2; ++oi) {
+      const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
+      rows[oi].temperature = T;
+      rows[oi].order = order;
+      rows[oi].kernels_ran = o.kernels;
+      rows[oi].rate_contract = rate_contract(o, kernels::fused_kernel(order).contract());
+    }
     for (int batch = 0; batch < o.batches; ++batch) {
+      if (!o.shard.owns(ti * std::size_t(o.batches) + std::size_t(batch))) continue;  // another shard's batch
       const subject::Batch b = make_batch(o, dump.get(), T, batch);
-      noise.add(b.noise.data(), std::int64_t(b.noise.size()));
+      out.noise.add(b.noise.data(), std::int64_t(b.noise.size()));
       subject::KernelRun base_run;
       if (o.kernels) {
         base_run = subject::run_kernel(*base, b);
@@ -171,15 +188,10 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
       std::vector<oracle::Verdict> verdicts[2];
       std::vector<std::int32_t> tokens[2];  // the kernels', when they ran
       for (int oi = 0; oi < 2; ++oi) {
-        const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
-        const kernels::Kernel* k = &kernels::fused_kernel(order);
+        const kernels::Kernel* k = &kernels::fused_kernel(rows[oi].order);
         DivergenceRow& d = rows[oi];
-        d.temperature = T;
-        d.order = order;
-        d.kernels_ran = o.kernels;
         const auto& v = verdicts[oi] = b.decide(k->contract());
-        const oracle::NumericsContract rc = rate_contract(o, k->contract());
-        d.rate_contract = rc;
+        const oracle::NumericsContract& rc = d.rate_contract;
         std::vector<oracle::Verdict> overridden;  // verdicts under --rate-*-ulp, when given
         if (o.exp_ulp || o.div_ulp) overridden = b.decide(rc);
         const auto& rate_v = overridden.empty() ? v : overridden;
@@ -200,7 +212,8 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
           if (!srun.status.ok) throw std::runtime_error(sampler->name() + ": " + srun.status.message);
           std::vector<std::int64_t> tokens(srun.tokens.begin(), srun.tokens.end()), all(std::size_t(b.rows));
           std::iota(all.begin(), all.end(), 0);
-          tally_beside(run.tokens, v, tokens, b.decide(sampler->contract()), b.vocab, all, sd, sampler_ambiguous);
+          tally_beside(run.tokens, v, tokens, b.decide(sampler->contract()), b.vocab, all, ts.beside,
+                       ts.sampler_ambiguous);
         }
         for (std::int64_t r = 0; r < b.rows; ++r) {
           const auto outcome = oracle::judge(v[std::size_t(r)], run.tokens[std::size_t(r)], b.vocab);
@@ -220,17 +233,8 @@ DivergenceResult run_divergence(const DivergenceOptions& o, const subject::Subje
         tally[1].add_apart(e, o.kernels ? tokens[0][std::size_t(r)] != tokens[1][std::size_t(r)] : e.post != e.pre);
       }
     }
-    if (sampler) {
-      sd.ambiguous_fraction = sd.rows ? double(sampler_ambiguous) / double(sd.rows) : 0;
-      out.beside.push_back(sd);
-    }
-    for (int oi = 0; oi < 2; ++oi) {
-      tally[oi].finish(rows[oi], o.window);
-      out.rows.push_back(rows[oi]);
-    }
     std::fprintf(stderr, "  .. T=%g done\n", T);
   }
-  out.noise = noise.finish();
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "analysis/disagreement_rate.h"
 #include "analysis/noise_report.h"
 #include "subject/subject.h"
+#include "io/shard.h"
 #include "io/table.h"
 #include "oracle/row.h"
 
@@ -45,6 +46,9 @@ struct DivergenceOptions {
   /// Without kernels: how many logit rows are drawn (or read from the file)
   /// once, each reused in turn with fresh noise; never more than the rows.
   std::int64_t logit_rows = 256;
+  /// This process's part of the run (divergence_state.h): with kernels the
+  /// (temperature, batch) units, without them each temperature's rows.
+  io::Shard shard;
 };
 
 /// An external sampler (or a second dump) beside fused-post (or the first

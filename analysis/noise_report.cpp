@@ -8,6 +8,7 @@
 #include <boost/math/distributions/chi_squared.hpp>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace raceoracle::analysis {
 namespace {
@@ -88,6 +89,44 @@ void NoiseTally::add(const float* noise, std::int64_t n) {
   r_.draws += n;
   r_.min_positive = lo;
   r_.max_finite = hi;
+}
+
+void NoiseTally::merge(const NoiseTally& o) {
+  for (std::size_t b = 0; b < counts_.size(); ++b) counts_[b] += o.counts_[b];
+  r_.draws += o.r_.draws;
+  r_.zeros += o.r_.zeros;
+  r_.infinite += o.r_.infinite;
+  r_.invalid += o.r_.invalid;
+  r_.min_positive = std::min(r_.min_positive, o.r_.min_positive);
+  r_.max_finite = std::max(r_.max_finite, o.r_.max_finite);
+}
+
+nlohmann::json NoiseTally::state() const {
+  // min_positive is +inf until a positive draw is seen: JSON has no inf, so it goes as null.
+  return {{"bins", counts_},           {"draws", r_.draws},     {"zeros", r_.zeros},
+          {"infinite", r_.infinite},   {"invalid", r_.invalid},
+          {"min_positive", std::isfinite(r_.min_positive) ? nlohmann::json(r_.min_positive) : nlohmann::json()},
+          {"max_finite", r_.max_finite}};
+}
+
+NoiseTally NoiseTally::from_state(const nlohmann::json& j) {
+  NoiseTally t;
+  try {
+    const auto bins = j.at("bins").get<std::vector<std::int64_t>>();
+    if (bins.size() != t.counts_.size())
+      throw std::invalid_argument("noise: " + std::to_string(bins.size()) + " bins where this version has " +
+                                  std::to_string(t.counts_.size()));
+    t.counts_ = bins;
+    t.r_.draws = j.at("draws").get<std::int64_t>();
+    t.r_.zeros = j.at("zeros").get<std::int64_t>();
+    t.r_.infinite = j.at("infinite").get<std::int64_t>();
+    t.r_.invalid = j.at("invalid").get<std::int64_t>();
+    if (!j.at("min_positive").is_null()) t.r_.min_positive = j.at("min_positive").get<double>();
+    t.r_.max_finite = j.at("max_finite").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("noise: ") + e.what());
+  }
+  return t;
 }
 
 NoiseReport NoiseTally::finish() const {

@@ -38,7 +38,13 @@ class NoiseTally {
  public:
   NoiseTally();
   void add(const float* noise, std::int64_t n);
+  /// Another tally's draws added to this one's: the tally of both.
+  void merge(const NoiseTally& o);
   NoiseReport finish() const;
+  /// The counts as named fields, and back (std::invalid_argument on a field
+  /// missing or of the wrong size): a divergence shard's noise.
+  nlohmann::json state() const;
+  static NoiseTally from_state(const nlohmann::json& j);
 
  private:
   std::vector<double> edges_;  ///< bin i is [edges_[i], edges_[i + 1]); the last is [edges_.back(), inf)

@@ -250,25 +250,25 @@ std::vector<PoolRow> make_pool(const DivergenceOptions& o, const LogitsDump* dum
 
 }  // namespace
 
-DivergenceResult run_rate_study(const DivergenceOptions& o) {
+DivergenceState run_rate_study(const DivergenceOptions& o) {
   if (o.logit_rows < 1) throw std::invalid_argument("--logit-rows must be at least 1");
   const std::unique_ptr<LogitsDump> dump = o.logits_file.empty() ? nullptr : std::make_unique<LogitsDump>(read_logits(o.logits_file));
   const std::int64_t rows = o.rows * o.batches;
   const std::int64_t pool_n = std::min({rows, o.logit_rows, dump ? dump->rows : rows});
-  const int threads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), int(std::max<std::int64_t>(rows, 1))));
+  // This shard's rows of each temperature: o.shard.index, then every o.shard.count-th.
+  const std::int64_t count = o.shard.count, mine = rows > o.shard.index ? (rows - o.shard.index + count - 1) / count : 0;
+  const auto row_of = [&](std::int64_t j) { return o.shard.index + j * count; };
+  const int threads = std::max(1, std::min<int>(int(std::thread::hardware_concurrency()), int(std::max<std::int64_t>(mine, 1))));
   const int block_v = kernels::FusedConfig{}.block_v;
   const auto start = std::chrono::steady_clock::now();
   const std::vector<PoolRow> pool = make_pool(o, dump.get(), pool_n, threads, block_v);
   const std::int64_t V = dump ? dump->vocab : o.vocab;
   const std::int64_t checked = std::min(rows, std::max<std::int64_t>(1, (kFullDraws + V - 1) / V));
-  DivergenceResult out;
-  out.method = fmt::format(
-      "{} logit row{} reused in turn with fresh noise, drawn only where it can matter (docs/DIVERGENCE.md); "
-      "the first {} row{} of each temperature drawn in full, decided over every id (identical verdicts), "
-      "and read by the noise report",
-      pool_n, pool_n == 1 ? "" : "s", checked, checked == 1 ? "" : "s");
-  NoiseTally noise;
-  std::int64_t fallbacks = 0;  // rows past the checked ones that had to be drawn in full
+  DivergenceState out;
+  out.options = o;
+  out.backend = kernels::backend_name();
+  out.pool_rows = pool_n;
+  out.checked_rows = checked;
   for (std::size_t ti = 0; ti < o.temperatures.size(); ++ti) {
     const float T = o.temperatures[ti];
     TemperatureRun run{o, pool, T, double(race::clamp_temperature(T)), std::uint64_t(ti) << 40, {}, {}, 0, true, block_v};
@@ -285,10 +285,11 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
             race::is_greedy(T, request.greedy_eps, k->conventions))
           run.lazy = false;
     run.mass.assign(pool.size(), 0);
-    parallel_for(std::int64_t(pool.size()), threads, [&](std::int64_t p) {
-      const SortedRow& sr = pool[std::size_t(p)].sorted;
-      for (std::int32_t i : sr.by_logit) run.mass[std::size_t(p)] += std::exp((double(sr.logits[i]) - double(sr.max)) / run.t);
-    });
+    if (run.lazy)  // the first threshold's sums: only a row drawn lazily reads them
+      parallel_for(std::int64_t(pool.size()), threads, [&](std::int64_t p) {
+        const SortedRow& sr = pool[std::size_t(p)].sorted;
+        for (std::int32_t i : sr.by_logit) run.mass[std::size_t(p)] += std::exp((double(sr.logits[i]) - double(sr.max)) / run.t);
+      });
 
     std::vector<Worker> workers(static_cast<std::size_t>(threads));
     for (auto& w : workers) w.noise.assign(std::size_t(V), 0.0f);
@@ -296,7 +297,9 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
     // drawn and decided over every id. The verdicts and the deciding keys must be the same; the noise is
     // the report's.
     Worker& first = workers[0];
-    for (std::int64_t r = 0; r < checked; ++r) {
+    std::int64_t j = 0, checked_here = 0;
+    for (; j < mine && row_of(j) < checked; ++j, ++checked_here) {
+      const std::int64_t r = row_of(j);
       const std::size_t pi = std::size_t(r % pool_n);
       Worker lazy_w, full_w;
       lazy_w.noise.assign(std::size_t(V), 0.0f);
@@ -315,17 +318,19 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
                 r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), lazy_w.tally[oi].keys.keys,
                 full[oi].describe(), full_w.tally[oi].keys.keys));
       }
-      noise.add(full_w.noise.data(), V);
+      out.noise.add(full_w.noise.data(), V);
       for (int oi = 0; oi < 2; ++oi) first.tally[oi].merge(std::move(full_w.tally[oi]));
       first.full_rows += full_w.full_rows;
     }
-    std::atomic<std::int64_t> done{checked};
+    const std::int64_t first_lazy = j;
+    std::atomic<std::int64_t> done{checked_here};
     std::vector<std::thread> ts;
     for (int wi = 0; wi < threads; ++wi)
       ts.emplace_back([&, wi] {
         Worker& w = workers[std::size_t(wi)];
         auto last = std::chrono::steady_clock::now();
-        for (std::int64_t r = checked + wi; r < rows; r += threads) {
+        for (std::int64_t k = first_lazy + wi; k < mine; k += threads) {
+          const std::int64_t r = row_of(k);
           const std::size_t pi = std::size_t(r % pool_n);
           UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
           decide_row(run, pool[pi], pi, rng, w);
@@ -333,29 +338,25 @@ DivergenceResult run_rate_study(const DivergenceOptions& o) {
           if (wi == 0 && std::chrono::steady_clock::now() - last > std::chrono::seconds(5)) {
             last = std::chrono::steady_clock::now();
             std::fprintf(stderr, "  .. T=%g: %lld of %lld rows\n", T, static_cast<long long>(now_done),
-                         static_cast<long long>(rows));
+                         static_cast<long long>(mine));
           }
         }
       });
     for (auto& t : ts) t.join();
-    for (const auto& w : workers) fallbacks += w.full_rows;
-    fallbacks -= checked;
-    DivergenceRow d[2];
+    for (const auto& w : workers) out.fallback_rows += w.full_rows;
+    out.fallback_rows -= checked_here;
+    TemperatureState& tstate = out.temperatures.emplace_back();
+    tstate.temperature = T;
     for (int oi = 0; oi < 2; ++oi) {
-      OrderTally all;
-      for (auto& w : workers) all.merge(std::move(w.tally[oi]));
-      d[oi].temperature = T;
-      d[oi].order = run.orders[oi].order;
-      d[oi].rate_contract = run.orders[oi].rate;
-      all.finish(d[oi], o.window);
-      out.rows.push_back(d[oi]);
+      for (auto& w : workers) tstate.tally[oi].merge(std::move(w.tally[oi]));
+      tstate.rows[oi].temperature = T;
+      tstate.rows[oi].order = run.orders[oi].order;
+      tstate.rows[oi].rate_contract = run.orders[oi].rate;
+      tstate.rows[oi].kernels_ran = false;
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "  .. T=%g done (%lld rows, %.1f s in all)\n", T, static_cast<long long>(rows), s);
+    std::fprintf(stderr, "  .. T=%g done (%lld rows, %.1f s in all)\n", T, static_cast<long long>(mine), s);
   }
-  out.noise = noise.finish();
-  out.method += fmt::format("; {} other row{} drawn in full (the oracle decides {} over every id)", fallbacks,
-                            fallbacks == 1 ? "" : "s", fallbacks == 1 ? "it" : "them");
   return out;
 }
 

@@ -8,12 +8,12 @@
 /// full and decided over every id: their verdicts must be identical, and
 /// their noise is what the noise report reads. docs/DIVERGENCE.md,
 /// "Noise drawn only where it can matter", says why this is exact.
-#include "analysis/divergence.h"
+#include "analysis/divergence_state.h"
 
 namespace raceoracle::analysis {
 
 /// `o.rows x o.batches` rows per temperature over min(that, o.logit_rows)
-/// logit rows, on every core.
-DivergenceResult run_rate_study(const DivergenceOptions& o);
+/// logit rows, on every core; of each temperature, the rows o.shard owns.
+DivergenceState run_rate_study(const DivergenceOptions& o);
 
 }  // namespace raceoracle::analysis

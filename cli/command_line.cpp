@@ -271,11 +271,13 @@ CommandLine::CommandLine()
   add_shard(o.m, o.mut.shard);
   add_report_files(o.m, o.mut.files, "write every (mutant, law) outcome, for `raceoracle merge`");
 
-  o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run into one");
-  o.mg->add_option("reports", o.merge.reports, "the shards' --json reports, every shard once")->required();
+  o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run, or the --state files of a sharded divergence run, into one");
+  o.mg->add_option("reports", o.merge.reports, "the shards' --json reports (or divergence --state files), every shard once")->required();
   add_report_files(o.mg, o.merge.files, "write the merged report (the unsharded run's JSON)");
   o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)")->check(kWritableFile);
   o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)")->check(kWritableFile);
+  o.mg->add_option("--out", o.merge.out_dir, "divergence states: directory for divergence.csv, .json and .svg")
+      ->check(kWritableDir);
 
   o.r = app_.add_subcommand("replay", "replay a law's failure from its reproduce string");
   o.r->add_option("--law,--property", o.rep.law, "the law's name")->required();
@@ -337,9 +339,17 @@ CommandLine::CommandLine()
   auto* dumps = o.d->add_option("dumps", o.div.dumps,
                                 "two files in verify's format with the same inputs and noise: compare their tokens instead")
                     ->expected(2);
+  auto* state = o.d->add_option("--state", o.div.state,
+                                 "write the run's tallies (with --shard, this shard's) for `raceoracle merge` to join "
+                                 "into the run's tables; no files in --out")
+                    ->check(kWritableFile)
+                    ->excludes("--out")
+                    ->excludes("--html");
+  add_shard(o.d, o.div.study.shard);
+  o.d->get_option("--shard")->needs(state);
   for (const char* solo : {"--logits", "--normal", "--rows", "--vocab", "--batches", "--temperatures", "--sampler",
                            "--rate-exp-ulp", "--rate-div-ulp", "--top-k", "--competitive", "--window", "--dtype",
-                           "--no-kernels", "--logit-rows", "--centre"})
+                           "--no-kernels", "--logit-rows", "--centre", "--state", "--shard"})
     dumps->excludes(solo);
 
   o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");

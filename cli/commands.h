@@ -56,11 +56,13 @@ int mutants(const MutantsOptions& o);
 
 /// `raceoracle merge REPORT...`: the `--json` reports of the N shards of one
 /// run (`check` or `mutants`) joined into the unsharded report, with its
-/// verdict, mutation report (Stryker schema) and kill matrix.
+/// verdict, mutation report (Stryker schema) and kill matrix; or the
+/// `--state` files of a sharded `divergence` run joined into its tables.
 struct MergeOptions {
   std::vector<std::string> reports;
   ReportFiles files;  ///< the merged report: the unsharded run's JSON, its JUnit XML and HTML page
   std::string report_json, matrix_md;
+  std::string out_dir = "divergence";  ///< divergence states: where the run's CSV, JSON and SVG go
 };
 int merge(const MergeOptions& o);
 

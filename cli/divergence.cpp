@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "analysis/divergence_state.h"
 #include "cli/command_support.h"
 #include "cli/html_report.h"
 #include "cli/verify.h"
@@ -58,23 +59,28 @@ int compare(const DivergenceOptions& o) {
   return verdict(res, "PASS (every difference explained)");
 }
 
-}  // namespace
+/// What the rows are, in words.
+std::string source_of(const analysis::DivergenceOptions& s) {
+  if (!s.logits_file.empty()) return s.logits_file + " (rows reused with fresh Exp(1) noise)";
+  if (s.normal_sigma > 0)
+    return fmt::format("V={}, N({:g}, {:g}^2) {} logits", s.vocab, s.normal_centre, s.normal_sigma, oracle::to_string(s.dtype));
+  return fmt::format("V={}, LLM-like {} logits", s.vocab, oracle::to_string(s.dtype));
+}
 
-int divergence(const DivergenceOptions& o) {
-  if (!o.dumps.empty()) return compare(o);
-  const analysis::DivergenceOptions& s = o.study;
-  std::string source = fmt::format("V={}, LLM-like {} logits", s.vocab, oracle::to_string(s.dtype));
-  if (!s.logits_file.empty()) source = s.logits_file + " (rows reused with fresh Exp(1) noise)";
-  else if (s.normal_sigma > 0)
-    source = fmt::format("V={}, N({:g}, {:g}^2) {} logits", s.vocab, s.normal_centre, s.normal_sigma, oracle::to_string(s.dtype));
-  std::printf("raceoracle divergence: %lld rows x %d batch(es) per temperature, %s, backend %s\n",
-              static_cast<long long>(s.rows), s.batches, source.c_str(), kernels::backend_name());
-  std::unique_ptr<protocol::ExternalSampler> sampler;
-  if (o.sampler.given()) {
-    sampler = start_replayable(o.sampler);
-    std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
-  }
-  const auto res = analysis::run_divergence(s, sampler.get());
+void print_heading(const analysis::DivergenceOptions& s, const std::string& backend) {
+  std::printf("raceoracle divergence: %lld rows x %d batch(es) per temperature, %s, backend %s%s\n",
+              static_cast<long long>(s.rows), s.batches, source_of(s).c_str(), backend.c_str(),
+              s.shard.count > 1 ? (", shard " + s.shard.str()).c_str() : "");
+}
+
+/// Where a study's report goes: files in `out_dir` (none when empty) and an HTML page.
+struct StudyFiles {
+  std::string out_dir, html;
+};
+
+/// The study's tables printed, its files written, its verdict.
+int report(const analysis::DivergenceOptions& s, const analysis::DivergenceResult& res, const std::string& sampler,
+           const std::string& backend, const StudyFiles& files) {
   if (!res.method.empty()) std::printf("rows: %s\n", res.method.c_str());
   const io::Table t = io::make_table(analysis::divergence_columns(), res.rows);
   const std::string keys = analysis::keys_label(s);
@@ -103,23 +109,56 @@ int divergence(const DivergenceOptions& o) {
                          "apart_counted", "apart_count_agrees"})
                   .c_str());
   std::printf("\n%s", res.noise.describe().c_str());
-  std::filesystem::create_directories(o.out_dir);
-  if (sampler) {
-    std::printf("\n%s beside fused-post, same inputs and noise (judged under each one's contract):\n", sampler->name().c_str());
-    write_beside(res.beside, o.out_dir, sampler->name());
+  if (!sampler.empty()) {
+    std::printf("\n%s beside fused-post, same inputs and noise (judged under each one's contract):\n", sampler.c_str());
+    if (files.out_dir.empty()) std::printf("%s", io::make_table(analysis::sampler_columns(), res.beside).text().c_str());
   }
-  io::write_file(o.out_dir + "/divergence.csv", t.csv());
-  io::write_file(o.out_dir + "/divergence.json",
-                 nlohmann::json{{"keys", keys}, {"method", res.method}, {"rows", t.json()}, {"noise", analysis::to_json(res.noise)}}.dump(2) + "\n");
-  const std::string svg = o.out_dir + "/divergence.svg";
-  const DivergenceCharts charts = divergence_charts(t, keys);
-  io::write_file(svg, io::svg_chart(charts.error));
-  if (!o.html.empty())
-    write_file(o.html, html_of_divergence(fmt::format("{} rows x {} batch(es) per temperature, {}, backend {}", s.rows,
-                                                      s.batches, source, kernels::backend_name()),
-                                          t, charts, res.noise.describe(), res.failures() == 0));
-  std::printf("wrote %s/divergence.csv, %s/divergence.json, %s\n", o.out_dir.c_str(), o.out_dir.c_str(), svg.c_str());
+  if (!files.out_dir.empty()) {
+    std::filesystem::create_directories(files.out_dir);
+    if (!sampler.empty()) write_beside(res.beside, files.out_dir, sampler);
+    io::write_file(files.out_dir + "/divergence.csv", t.csv());
+    io::write_file(files.out_dir + "/divergence.json",
+                   nlohmann::json{{"keys", keys}, {"method", res.method}, {"rows", t.json()}, {"noise", analysis::to_json(res.noise)}}.dump(2) + "\n");
+    const std::string svg = files.out_dir + "/divergence.svg";
+    const DivergenceCharts charts = divergence_charts(t, keys);
+    io::write_file(svg, io::svg_chart(charts.error));
+    if (!files.html.empty())
+      write_file(files.html, html_of_divergence(fmt::format("{} rows x {} batch(es) per temperature, {}, backend {}", s.rows,
+                                                            s.batches, source_of(s), backend),
+                                                t, charts, res.noise.describe(), res.failures() == 0));
+    std::printf("wrote %s/divergence.csv, %s/divergence.json, %s\n", files.out_dir.c_str(), files.out_dir.c_str(), svg.c_str());
+  }
   return verdict(res, "PASS (no unexplained mismatch, every key inside its bound)");
+}
+
+}  // namespace
+
+int divergence(const DivergenceOptions& o) {
+  if (!o.dumps.empty()) return compare(o);
+  const analysis::DivergenceOptions& s = o.study;
+  print_heading(s, kernels::backend_name());
+  std::unique_ptr<protocol::ExternalSampler> sampler;
+  if (o.sampler.given()) {
+    sampler = start_replayable(o.sampler);
+    std::printf("sampler %s: %s\n", sampler->name().c_str(), protocol::describe_contract(sampler->contract()).c_str());
+  }
+  const std::string sampler_name = sampler ? sampler->name() : "";
+  if (o.state.empty()) return report(s, analysis::run_divergence(s, sampler.get()), sampler_name, kernels::backend_name(), {o.out_dir, o.html});
+  // A shard (or a run kept for merging): its own tables, then its tallies for `raceoracle merge`.
+  const analysis::DivergenceState state = analysis::divergence_state(s, sampler.get());
+  const int rc = report(s, analysis::finish(state), sampler_name, kernels::backend_name(), {});
+  analysis::write_state(o.state, state);
+  std::printf("wrote %s: this shard's tallies (the tables above are its rows alone); `raceoracle merge` the %d shards' "
+              "states for the run's tables\n",
+              o.state.c_str(), s.shard.count);
+  return rc;
+}
+
+int merge_divergence(const std::vector<std::string>& states, const std::string& out_dir, const std::string& html) {
+  const analysis::DivergenceState state = analysis::merge_states(states);
+  print_heading(state.options, state.backend);
+  std::printf("merged %zu shard states\n", states.size());
+  return report(state.options, analysis::finish(state), state.sampler, state.backend, {out_dir, html});
 }
 
 }  // namespace raceoracle::cli

@@ -17,8 +17,12 @@ struct DivergenceOptions {
   protocol::SamplerSpec sampler;  ///< given: that sampler's tokens on the same batches, against fused-post and the oracle
   std::vector<std::string> dumps;  ///< two dumps of the same inputs (verify's format): their tokens compared instead
   std::string html;  ///< the study's or the comparison's page (cli/html_report.h); empty: none
+  /// Given: the run's tallies (study.shard's part) written here for `raceoracle merge`, no files in out_dir.
+  std::string state;
 };
 
 int divergence(const DivergenceOptions& o);
+/// `raceoracle merge` of divergence shard states: the run's tables and files, as an unsharded run writes them.
+int merge_divergence(const std::vector<std::string>& states, const std::string& out_dir, const std::string& html);
 
 }  // namespace raceoracle::cli

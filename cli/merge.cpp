@@ -1,6 +1,11 @@
 // `raceoracle merge REPORT...`: the shards of one run joined into its
-// unsharded report (mutants/merge.h), written and printed.
+// unsharded report (mutants/merge.h; a divergence run's states:
+// analysis/divergence_state.h), written and printed.
 #include <cstdio>
+#include <stdexcept>
+
+#include "analysis/divergence_state.h"
+#include "cli/divergence.h"
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
@@ -9,6 +14,17 @@
 namespace raceoracle::cli {
 
 int merge(const MergeOptions& o) {
+  std::size_t states = 0;
+  for (const std::string& r : o.reports) states += analysis::is_state_file(r);
+  if (states > 0) {
+    if (states != o.reports.size())
+      throw std::invalid_argument("merge: give the --json reports of check or mutants, or the --state files of "
+                                  "divergence, not both");
+    if (!o.files.json.empty() || !o.files.junit.empty() || !o.report_json.empty() || !o.matrix_md.empty())
+      throw std::invalid_argument("merge: divergence states write the run's tables to --out and --html; --json, "
+                                  "--junit, --report and --matrix are check's and mutants'");
+    return merge_divergence(o.reports, o.out_dir, o.files.html);
+  }
   const mutants::MergedRun m = mutants::merge_shards(o.reports);
   write_report_files(o.files, m.report.value("run", nlohmann::json::object()).value("command", "check"), m.report);
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(m.mutants) + "\n");

@@ -1,5 +1,6 @@
 // The noise report: Exp(1) draws pass the goodness-of-fit test, a truncated
-// tail, a floor and a wrong scale fail it, and the counts are exact.
+// tail, a floor and a wrong scale fail it, and the counts are exact; tallies
+// merge (a divergence run's shards) into the tally of all their draws.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,6 +82,28 @@ TEST(NoiseReport, CountsZerosInfinitiesAndInvalidDraws) {
   EXPECT_EQ(r.invalid, 2);
   EXPECT_GT(r.min_positive, 0);
   EXPECT_NEAR(r.expected_max, std::log(10000.0) + 0.5772, 1e-3);
+}
+
+TEST(NoiseTally, MergedTalliesAreTheTallyOfAllTheirDraws) {
+  std::vector<float> a = draws(50000, 3, exp1), b = draws(70000, 4, exp1);
+  a.push_back(0.0f), a.push_back(std::numeric_limits<float>::infinity()), b.push_back(-1.0f);
+  NoiseTally ta, tb, all;
+  ta.add(a.data(), std::int64_t(a.size()));
+  tb.add(b.data(), std::int64_t(b.size()));
+  all.add(a.data(), std::int64_t(a.size()));
+  all.add(b.data(), std::int64_t(b.size()));
+  ta.merge(tb);
+  EXPECT_EQ(ta.state(), all.state());
+  EXPECT_EQ(ta.finish().describe(), all.finish().describe());
+  // Its state survives JSON and back; a state of another bin count is refused.
+  EXPECT_EQ(NoiseTally::from_state(nlohmann::json::parse(all.state().dump())).state(), all.state());
+  EXPECT_EQ(NoiseTally::from_state(NoiseTally{}.state()).finish().describe(), NoiseTally{}.finish().describe());
+  nlohmann::json bad = all.state();
+  bad["bins"].erase(0);
+  EXPECT_THROW(NoiseTally::from_state(bad), std::invalid_argument);
+  bad = all.state();
+  bad.erase("draws");
+  EXPECT_THROW(NoiseTally::from_state(bad), std::invalid_argument);
 }
 
 TEST(NoiseReport, TooFewDrawsAreNotTested) {

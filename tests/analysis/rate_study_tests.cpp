@@ -60,7 +60,7 @@ TEST_F(RateStudyFiles, EveryRowDecidedFromTheIdsThatCanMatterGetsTheOraclesVerdi
   for (const std::optional<double> ulp : {std::optional<double>{}, std::optional<double>{16384.0}}) {
     o.exp_ulp = ulp;
     DivergenceResult res;
-    ASSERT_NO_THROW(res = run_rate_study(o));
+    ASSERT_NO_THROW(res = finish(run_rate_study(o)));
     ASSERT_EQ(res.rows.size(), 8u);
     for (const auto& d : res.rows) EXPECT_EQ(d.rows, 3000);
     EXPECT_NE(res.method.find("60 logit rows"), std::string::npos) << res.method;
@@ -68,7 +68,7 @@ TEST_F(RateStudyFiles, EveryRowDecidedFromTheIdsThatCanMatterGetsTheOraclesVerdi
     EXPECT_EQ(res.noise.draws, 4 * 3000 * V);
   }
   double ambiguous = 0;
-  for (const auto& d : run_rate_study(o).rows) ambiguous += d.ambiguous_fraction * double(d.rows);
+  for (const auto& d : finish(run_rate_study(o)).rows) ambiguous += d.ambiguous_fraction * double(d.rows);
   EXPECT_GT(ambiguous, 50) << "the coarse contract was meant to make rows with more than one legitimate id common";
 }
 
@@ -80,7 +80,7 @@ TEST(RateStudy, ReplaysFromItsSeedAndReusesThePoolInTurn) {
   o.batches = 2;
   o.logit_rows = 7;
   o.temperatures = {0.7f};
-  const DivergenceResult a = run_rate_study(o), b = run_rate_study(o);
+  const DivergenceResult a = finish(run_rate_study(o)), b = finish(run_rate_study(o));
   EXPECT_NE(a.method.find("7 logit rows"), std::string::npos) << a.method;
   ASSERT_EQ(a.rows.size(), 2u);
   for (int i = 0; i < 2; ++i) {
@@ -89,7 +89,7 @@ TEST(RateStudy, ReplaysFromItsSeedAndReusesThePoolInTurn) {
     EXPECT_EQ(a.rows[std::size_t(i)].keys, b.rows[std::size_t(i)].keys);
   }
   o.seed += 1;
-  EXPECT_NE(run_rate_study(o).rows[0].rate.rate, a.rows[0].rate.rate);
+  EXPECT_NE(finish(run_rate_study(o)).rows[0].rate.rate, a.rows[0].rate.rate);
   o.logit_rows = 0;
   EXPECT_THROW(run_rate_study(o), std::invalid_argument);
 }
@@ -109,7 +109,7 @@ TEST(RateStudy, PredictsHowOftenPreScaleAndPostScalePickDifferentIds) {
   o.rows = 50000;
   o.batches = 2;
   o.temperatures = {0.1f, 1.0f};
-  const DivergenceResult res = run_rate_study(o);
+  const DivergenceResult res = finish(run_rate_study(o));
   ASSERT_EQ(res.rows.size(), 4u);
   EXPECT_FALSE(res.rows[0].apart_measured) << "the pair is fused-pre's row";
   const DivergenceRow& low = res.rows[1];

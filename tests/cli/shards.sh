@@ -1,8 +1,9 @@
 #!/bin/sh
-# N shards of `check` and of `mutants` together run exactly the unsharded
-# work: their merged reports equal the unsharded ones (timings aside), and a
-# missing, repeated or foreign shard is refused.
-# Usage: shards.sh RACEORACLE DIR check|mutants (two CTest tests that run side by side)
+# N shards of `check`, of `mutants` and of `divergence` together run exactly
+# the unsharded work: their merged reports equal the unsharded ones (timings
+# aside; divergence's tables to the digit), and a missing, repeated or foreign
+# shard is refused.
+# Usage: shards.sh RACEORACLE DIR check|mutants|divergence (CTest tests that run side by side)
 set -eu
 R=$1
 DIR=$2/$3
@@ -49,7 +50,31 @@ echo "shards (check): PASS"
 exit 0
 fi
 
-[ "$PART" = mutants ] || { echo "shards.sh: the part must be check or mutants, not '$PART'" >&2; exit 2; }
+if [ "$PART" = divergence ]; then
+# Both roads: rows decided lazily (a temperature's rows are its units), and
+# kernels on batches (a (temperature, batch) is a unit); three shards each.
+for road in "--no-kernels --rows 3000 --vocab 4096 --logit-rows 20" "--rows 8 --vocab 2048 --batches 3"; do
+  D="divergence $road --temperatures 0.3 1"
+  $R $D --out whole > whole.txt
+  for i in 0 1 2; do $R $D --shard $i/3 --state d$i.state > d$i.txt; done
+  grep -q "shard 1/3" d1.txt
+  $R merge d2.state d0.state d1.state --out merged > merged.txt
+  cmp whole/divergence.csv merged/divergence.csv
+  grep -q "merged 3 shard states" merged.txt
+done
+refused d0.state d1.state && grep -q "shard 2/3 missing" out.txt
+refused d0.state d1.state d1.state d2.state && grep -q "both shard 1/3" out.txt
+$R divergence --rows 8 --vocab 2048 --batches 3 --temperatures 0.3 0.7 --shard 2/3 --state other.state > other.txt
+refused d0.state d1.state other.state && grep -q "not a shard of the run" out.txt && grep -q "temperatures" out.txt
+echo '{}' > report.json
+refused d0.state report.json && grep -q "not both" out.txt
+$R divergence --rows 8 --vocab 2048 --shard 0/2 > out.txt 2>&1 && exit 1
+grep -q "requires --state" out.txt
+echo "shards (divergence): PASS"
+exit 0
+fi
+
+[ "$PART" = mutants ] || { echo "shards.sh: the part must be check, mutants or divergence, not '$PART'" >&2; exit 2; }
 # Five laws: each mutant killed by one of them and survived by others, so the
 # shards split kills, survivals and n/a pairs (the full suite's 12 laws add
 # time, not cases of the merge).

@@ -1,37 +1,12 @@
-// The sharding building blocks: I/N parsing, units partitioned, case chunks.
+// Case chunks: how check splits one (subject, property) over shards (io/shard.h: the shards themselves).
 #include <gtest/gtest.h>
 
 #include <set>
-#include <stdexcept>
 
 #include "properties/shard.h"
 
 namespace raceoracle::properties {
 namespace {
-
-TEST(Shard, ParsesIOverNAndRefusesTheRest) {
-  const Shard s = parse_shard("2/5");
-  EXPECT_EQ(s.index, 2);
-  EXPECT_EQ(s.count, 5);
-  EXPECT_EQ(s.str(), "2/5");
-  for (const char* bad : {"", "3", "5/5", "-1/4", "1/0", "1/-2", "a/b", "1/2/3", "1 /2", "1/2x", "0.5/2"}) {
-    try {
-      parse_shard(bad);
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
-    }
-  }
-}
-
-TEST(Shard, EveryUnitBelongsToExactlyOneShard) {
-  for (int n = 1; n <= 7; ++n)
-    for (std::size_t u = 0; u < 100; ++u) {
-      int owners = 0;
-      for (int i = 0; i < n; ++i) owners += Shard{i, n}.owns(u);
-      EXPECT_EQ(owners, 1) << "unit " << u << " of " << n << " shards";
-    }
-}
 
 TEST(CaseChunks, OnlyChunkZeroReplaysTheCorpusAndMeetsTheMatrix) {
   RunSettings whole;
