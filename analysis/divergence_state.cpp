@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -112,7 +113,7 @@ std::vector<RowGap> gaps_of(const protocol::TensorView& t, const std::string& na
   if (t.dtype != "F64" || t.shape.size() != 2 || t.shape[1] != 2)
     throw std::invalid_argument(name + ": expected F64 [n, 2], found " + t.dtype + " " + protocol::shape_string(t.shape));
   std::vector<RowGap> out(static_cast<std::size_t>(t.shape[0]));
-  std::memcpy(out.data(), t.data, t.bytes);
+  if (t.bytes > 0) std::memcpy(out.data(), t.data, t.bytes);  // an empty list may have no buffer at all
   return out;
 }
 
@@ -170,6 +171,13 @@ DivergenceOptions divergence_options_from_json(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("divergence options: ") + e.what());
   }
+  // The ranges the command line allows (cli/command_line.cpp): a state is read, not trusted.
+  const auto bad = [](const char* what) { return std::invalid_argument(std::string("divergence options: ") + what); };
+  for (float T : o.temperatures)
+    if (!(T > 0 && std::isfinite(T))) throw bad("a temperature is not positive and finite");
+  if (o.rows < 1 || o.vocab < 1 || o.batches < 1 || o.logit_rows < 1 || o.top_k < 0) throw bad("a count below 1");
+  if (!(o.window > 0 && o.window <= 0.5)) throw bad("window outside (0, 0.5]");
+  if (!(o.competitive > 0 && o.competitive <= 1)) throw bad("competitive outside (0, 1]");
   return o;
 }
 
@@ -246,15 +254,19 @@ bool is_state_file(const std::string& path) {
   }
 }
 
-DivergenceState read_state(const std::string& path) {
-  const protocol::SafetensorsFile f(path);
-  const auto& meta = f.metadata();
+namespace {
+
+/// A state from a document's metadata and its tensors by name; errors name `where`.
+DivergenceState state_of(const std::map<std::string, std::string>& meta,
+                         const std::function<protocol::TensorView(const std::string&)>& tensor, const std::string& where) {
   const auto format = meta.find("format");
   if (format == meta.end() || format->second != kFormat)
-    throw std::invalid_argument(path + ": not a divergence shard's state (`divergence --shard I/N --state FILE` writes one)");
+    throw std::invalid_argument(where + ": not a divergence shard's state (`divergence --shard I/N --state FILE` writes one)");
   DivergenceState s;
   try {
-    const nlohmann::json j = nlohmann::json::parse(meta.at("state"));
+    const auto state = meta.find("state");
+    if (state == meta.end()) throw std::invalid_argument("no `state` in its metadata");
+    const nlohmann::json j = nlohmann::json::parse(state->second);
     if (j.at("format_version").get<int>() != kFormatVersion)
       throw std::invalid_argument(fmt::format("format version {}, where this raceoracle reads {}",
                                               j.at("format_version").dump(), kFormatVersion));
@@ -266,7 +278,7 @@ DivergenceState read_state(const std::string& path) {
     s.checked_rows = j.at("checked_rows").get<std::int64_t>();
     s.fallback_rows = j.at("fallback_rows").get<std::int64_t>();
     const nlohmann::json& temps = j.at("temperatures");
-    if (temps.size() != s.options.temperatures.size())
+    if (!temps.is_array() || temps.size() != s.options.temperatures.size())
       throw std::invalid_argument(fmt::format("{} temperatures tallied, {} in its options", temps.size(),
                                               s.options.temperatures.size()));
     for (std::size_t ti = 0; ti < temps.size(); ++ti) {
@@ -280,31 +292,44 @@ DivergenceState read_state(const std::string& path) {
         ts.sampler_ambiguous = temps[ti].at("sampler_ambiguous").get<std::int64_t>();
       }
       const nlohmann::json& orders = temps[ti].at("orders");
-      if (orders.size() != 2) throw std::invalid_argument("a temperature holds post and pre, two orders");
+      if (!orders.is_array() || orders.size() != 2) throw std::invalid_argument("a temperature holds post and pre, two orders");
       for (int oi = 0; oi < 2; ++oi) {
         OrderTally& t = ts.tally[oi];
         read_order(orders[std::size_t(oi)], ts.temperature, ts.rows[oi], t);
         if (ts.rows[oi].order != (oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre))
           throw std::invalid_argument("the orders are post, then pre");
         const std::string bounds = list_name(ti, oi, "full_bounds");
-        const protocol::TensorView b = f.require(bounds);
+        const protocol::TensorView b = tensor(bounds);
         if (b.dtype != "F64" || b.shape.size() != 1)
           throw std::invalid_argument(bounds + ": expected F64 [n], found " + b.dtype + " " + protocol::shape_string(b.shape));
         t.full_bounds = b.as_f64();
-        t.gaps = gaps_of(f.require(list_name(ti, oi, "gaps")), list_name(ti, oi, "gaps"));
-        t.apart = gaps_of(f.require(list_name(ti, oi, "apart")), list_name(ti, oi, "apart"));
-        if (std::int64_t(t.full_bounds.size()) != t.rows || std::int64_t(t.gaps.size()) > t.rows ||
+        t.gaps = gaps_of(tensor(list_name(ti, oi, "gaps")), list_name(ti, oi, "gaps"));
+        t.apart = gaps_of(tensor(list_name(ti, oi, "apart")), list_name(ti, oi, "apart"));
+        if (t.rows < 0 || std::int64_t(t.full_bounds.size()) != t.rows || std::int64_t(t.gaps.size()) > t.rows ||
             std::int64_t(t.apart.size()) > t.rows)
           throw std::invalid_argument(fmt::format("{}: {} rows tallied but {} bounds, {} gaps, {} pairs", bounds, t.rows,
                                                   t.full_bounds.size(), t.gaps.size(), t.apart.size()));
       }
     }
   } catch (const nlohmann::json::exception& e) {
-    throw std::invalid_argument(path + ": " + e.what());
+    throw std::invalid_argument(where + ": " + e.what());
+  } catch (const protocol::SafetensorsError& e) {
+    throw std::invalid_argument(where + ": " + e.what());
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(path + ": " + e.what());
+    throw std::invalid_argument(where + ": " + e.what());
   }
   return s;
+}
+
+}  // namespace
+
+DivergenceState read_state(const std::string& path) {
+  const protocol::SafetensorsFile f(path);
+  return state_of(f.metadata(), [&](const std::string& name) { return f.require(name); }, path);
+}
+
+DivergenceState parse_state(const protocol::Safetensors& doc) {
+  return state_of(doc.metadata, [&](const std::string& name) { return doc.require(name).view(); }, "the state");
 }
 
 DivergenceState merge_states(const std::vector<std::string>& paths) {

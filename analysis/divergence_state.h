@@ -12,6 +12,7 @@
 #include "analysis/divergence.h"
 #include "analysis/divergence_parts.h"
 #include "analysis/noise_report.h"
+#include "protocol/safetensors.h"
 
 namespace raceoracle::analysis {
 
@@ -52,6 +53,8 @@ DivergenceOptions divergence_options_from_json(const nlohmann::json& j);
 /// A shard's file, written whole or not at all; read back with every field checked.
 void write_state(const std::string& path, const DivergenceState& s);
 DivergenceState read_state(const std::string& path);
+/// The same from a document in memory (the fuzzer's way in).
+DivergenceState parse_state(const protocol::Safetensors& doc);
 /// Whether a file is a shard's state (its metadata says so): how `merge` tells them from check's reports.
 bool is_state_file(const std::string& path);
 

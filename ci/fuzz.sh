@@ -16,7 +16,7 @@ cmake --preset cpu-asan >/dev/null
 cmake --build --preset cpu-asan --target fuzzers -j"$(nproc)"
 out=build/fuzz-run
 mkdir -p $out/artifacts $out/logs
-targets=(safetensors_reader sampler_reply case_reader cli_args oracle_decide)
+targets=(safetensors_reader sampler_reply case_reader cli_args oracle_decide divergence_state)
 run() {
   local t="$1"
   mkdir -p "$out/corpus/$t"

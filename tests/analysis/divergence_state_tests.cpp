@@ -73,6 +73,13 @@ TEST(DivergenceState, OptionsSurviveJsonWithEveryFieldSet) {
   nlohmann::json j = to_json(o);
   j.erase("window");
   EXPECT_NE(message_of([&] { divergence_options_from_json(j); }).find("window"), std::string::npos);
+  // A state is read, not trusted: values the command line refuses are refused here too.
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"window", 0.9}, {"rows", 0}, {"temperatures", {0.3, -1.0}}, {"competitive", 0.0}, {"shard", "3/3"}}) {
+    nlohmann::json bad = to_json(o);
+    bad[field] = value;
+    EXPECT_THROW(divergence_options_from_json(bad), std::invalid_argument) << field;
+  }
 }
 
 TEST(DivergenceState, AStateSurvivesItsFileBitForBit) {
