@@ -13,6 +13,7 @@
 
 #include "cli/command_support.h"
 #include "cli/commands.h"
+#include "cli/devices.h"
 #include "cli/verify_kernels.h"
 #include "io/children.h"
 #include "io/interrupt.h"
@@ -54,49 +55,12 @@ std::string sampler_corpus_dir(const std::string& name) {
   return (std::filesystem::current_path() / ".raceoracle" / "corpus" / safe).string();
 }
 
-/// `args` without `flag VALUE` and `flag=VALUE`.
-std::vector<std::string> without(std::vector<std::string> args, const std::string& flag) {
-  for (std::size_t i = 1; i < args.size();) {
-    if (args[i] == flag && i + 1 < args.size()) args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
-    else if (args[i].rfind(flag + "=", 0) == 0) args.erase(args.begin() + long(i));
-    else ++i;
-  }
-  return args;
-}
-
-/// `check --devices`: the same command as N shards in parallel, shard i in a
-/// process that sees only device i, each with its log; then their merge.
+/// `check --devices`: the same command as N shards in parallel (cli/devices.h), then their merge.
 int check_on_devices(const CheckOptions& o) {
   if (o.shard.count > 1) throw std::invalid_argument("give --devices or --shard, not both");
-  const int n = o.devices > 0 ? o.devices : kernels::device_count();
-  if (n < 1) throw std::invalid_argument(std::string("--devices all: no ") + kernels::backend_name() + " device found");
-  // On cpu a "device" is a process; on a GPU backend each shard needs a GPU of its own.
-  if (std::string(kernels::backend_name()) != "cpu" && n > kernels::device_count())
-    throw std::invalid_argument(fmt::format("--devices {}: this machine shows {} {} device(s)", n,
-                                            kernels::device_count(), kernels::backend_name()));
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("raceoracle-devices-{}", ::getpid());
-  fs::create_directories(dir);
-  const std::string self = io::self_executable();
-  if (self.empty()) throw std::runtime_error("cannot find this executable (/proc/self/exe)");
-  std::vector<std::string> base = o.args;  // the merge writes the reports, not a shard
-  for (const char* flag : {"--devices", "--json", "--junit", "--html"}) base = without(base, flag);
-  std::printf("raceoracle check on %d device%s: shard i runs on device i; logs in %s\n", n, n == 1 ? "" : "s",
-              dir.c_str());
-  std::fflush(stdout);
-  std::vector<pid_t> pids;
   MergeOptions m;
   m.files = o.files;
-  for (int i = 0; i < n; ++i) {
-    std::vector<std::string> args = base;
-    const std::string report = (dir / fmt::format("shard-{}.json", i)).string(), log = (dir / fmt::format("shard-{}.log", i)).string();
-    for (const std::string& a : {std::string("--shard"), fmt::format("{}/{}", i, n), std::string("--json"), report}) args.push_back(a);
-    m.reports.push_back(report);
-    const kernels::EnvSetting env = kernels::device_visibility(i);
-    pids.push_back(io::spawn_logged(self, args, env.name, env.value, log));
-    note(fmt::format("shard {}/{}{}: {}", i, n, env.name.empty() ? "" : " on " + env.name + "=" + env.value, log));
-  }
-  for (const pid_t pid : pids) io::wait_group(pid);
+  m.reports = run_on_devices("check", o.args, o.devices, {"--devices", "--json", "--junit", "--html"}, "--json", "json").outputs;
   return merge(m);
 }
 

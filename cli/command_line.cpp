@@ -87,6 +87,15 @@ void add_shard(CLI::App* app, properties::Shard& shard) {
       ->check(refusing([](const std::string& text) { properties::parse_shard(text); }, "I/N"));
 }
 
+/// --devices all|N on `app`, into `devices` (-1: all): N shards in parallel (cli/devices.h), then `what`.
+CLI::Option* add_devices(CLI::App* app, int& devices, const std::string& what) {
+  return app
+      ->add_option_function<std::string>(
+          "--devices", [&devices](const std::string& v) { devices = v == "all" ? -1 : std::stoi(v); },
+          "all, or N: run N shards in parallel, one process a device, and " + what)
+      ->check(CLI::IsMember({"all"}) | CLI::Range(1, 1024));
+}
+
 /// A seed: decimal digits, below 2^64 (CLI11 would wrap -1 to 2^64 - 1 and
 /// clamp larger values silently).
 const CLI::Validator kSeed(
@@ -246,10 +255,7 @@ CommandLine::CommandLine()
                   "(default: .raceoracle/corpus/<sampler name> under the current directory)");
   o.c->add_flag("--fail-fast", o.check.fail_fast, "stop the laws at their first failure (mutation runs)");
   add_shard(o.c, o.check.shard);
-  o.c->add_option_function<std::string>(
-         "--devices", [&o](const std::string& v) { o.check.devices = v == "all" ? -1 : std::stoi(v); },
-         "all, or N: run N shards in parallel, one process a device, and merge their reports")
-      ->check(CLI::IsMember({"all"}) | CLI::Range(1, 1024));
+  add_devices(o.c, o.check.devices, "merge their reports");
   o.c->add_option("--cases-per-unit", o.check.cases_per_unit,
                   "a (subject, law) with more cases is split into units of about this many (sharding grain)")
       ->check(CLI::Range(1, 1000000));
@@ -347,9 +353,10 @@ CommandLine::CommandLine()
                     ->excludes("--html");
   add_shard(o.d, o.div.study.shard);
   o.d->get_option("--shard")->needs(state);
+  add_devices(o.d, o.div.devices, "merge their states into the run's tables")->excludes("--shard")->excludes(state);
   for (const char* solo : {"--logits", "--normal", "--rows", "--vocab", "--batches", "--temperatures", "--sampler",
                            "--rate-exp-ulp", "--rate-div-ulp", "--top-k", "--competitive", "--window", "--dtype",
-                           "--no-kernels", "--logit-rows", "--centre", "--state", "--shard"})
+                           "--no-kernels", "--logit-rows", "--centre", "--state", "--shard", "--devices"})
     dumps->excludes(solo);
 
   o.f = app_.add_subcommand("frequency", "judge a sampler that draws its own randomness by its token frequencies");
@@ -458,6 +465,7 @@ void CommandLine::parse(int argc, const char* const* argv) {
   app_.parse(argc, argv);
   Options& o = *o_;
   o.check.args.assign(argv, argv + argc);
+  o.div.args = o.check.args;
   o.check.agreement.dtype = o.dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
   o.check.agreement.seed = o.check.run.seed;
   o.div.study.dtype = o.div_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;

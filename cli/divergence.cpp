@@ -8,6 +8,7 @@
 
 #include "analysis/divergence_state.h"
 #include "cli/command_support.h"
+#include "cli/devices.h"
 #include "cli/html_report.h"
 #include "cli/verify.h"
 #include "io/files.h"
@@ -135,6 +136,10 @@ int report(const analysis::DivergenceOptions& s, const analysis::DivergenceResul
 
 int divergence(const DivergenceOptions& o) {
   if (!o.dumps.empty()) return compare(o);
+  if (o.devices != 0)  // shards in parallel, one a device, then the run's tables from their states
+    return merge_divergence(
+        run_on_devices("divergence", o.args, o.devices, {"--devices", "--out", "--html"}, "--state", "state").outputs,
+        o.out_dir, o.html);
   const analysis::DivergenceOptions& s = o.study;
   print_heading(s, kernels::backend_name());
   std::unique_ptr<protocol::ExternalSampler> sampler;

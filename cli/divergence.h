@@ -19,6 +19,8 @@ struct DivergenceOptions {
   std::string html;  ///< the study's or the comparison's page (cli/html_report.h); empty: none
   /// Given: the run's tallies (study.shard's part) written here for `raceoracle merge`, no files in out_dir.
   std::string state;
+  int devices = 0;  ///< > 0 (or -1: every device): that many shards in parallel, one a device, merged
+  std::vector<std::string> args;  ///< the command line (argv[0] first): what --devices runs as shards
 };
 
 int divergence(const DivergenceOptions& o);

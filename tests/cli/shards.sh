@@ -61,7 +61,12 @@ for road in "--no-kernels --rows 3000 --vocab 4096 --logit-rows 20" "--rows 8 --
   $R merge d2.state d0.state d1.state --out merged > merged.txt
   cmp whole/divergence.csv merged/divergence.csv
   grep -q "merged 3 shard states" merged.txt
+  $R $D --devices 3 --out devices > devices.txt  # three shards in parallel, merged
+  cmp whole/divergence.csv devices/divergence.csv
 done
+# A shard that fails is named with the end of its log.
+$R divergence --rows 4 --vocab 64 --temperatures 1 --devices 2 --sampler "exit 3" > out.txt 2>&1 && exit 1
+grep -q "shard 0/2 wrote no" out.txt && grep -q "exited with status 3" out.txt
 refused d0.state d1.state && grep -q "shard 2/3 missing" out.txt
 refused d0.state d1.state d1.state d2.state && grep -q "both shard 1/3" out.txt
 $R divergence --rows 8 --vocab 2048 --batches 3 --temperatures 0.3 0.7 --shard 2/3 --state other.state > other.txt
