@@ -477,6 +477,7 @@ void CommandLine::parse(int argc, const char* const* argv) {
     else require_fits("divergence", std::min(d.rows * d.batches, d.logit_rows), d.vocab, "--logit-rows", "logit rows and their order");
     o.div.out_given = o.d->count("--out") > 0;
   }
+  if (*o.mg) o.merge.out_given = o.mg->count("--out") > 0;
   if (*o.f) {
     o.freq.study.dtype = o.freq_dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;
     require_fits("frequency", o.freq.study.rows, o.freq.study.vocab);

@@ -63,6 +63,7 @@ struct MergeOptions {
   ReportFiles files;  ///< the merged report: the unsharded run's JSON, its JUnit XML and HTML page
   std::string report_json, matrix_md;
   std::string out_dir = "divergence";  ///< divergence states: where the run's CSV, JSON and SVG go
+  bool out_given = false;              ///< --out was given (check's and mutants' reports refuse it)
 };
 int merge(const MergeOptions& o);
 

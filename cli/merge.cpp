@@ -25,6 +25,9 @@ int merge(const MergeOptions& o) {
                                   "--junit, --report and --matrix are check's and mutants'");
     return merge_divergence(o.reports, o.out_dir, o.files.html);
   }
+  if (o.out_given)
+    throw std::invalid_argument("merge: --out is where divergence states' tables go; check's and mutants' reports "
+                                "are written with --json, --junit, --html, --report and --matrix");
   const mutants::MergedRun m = mutants::merge_shards(o.reports);
   write_report_files(o.files, m.report.value("run", nlohmann::json::object()).value("command", "check"), m.report);
   if (!o.report_json.empty()) write_file(o.report_json, mutants::mutation_report_json(m.mutants) + "\n");

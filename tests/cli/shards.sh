@@ -40,6 +40,7 @@ $R $C --devices 2 --json devices.json > devices.txt  # two shards in parallel, m
 same full.json devices.json
 refused c0.json c1.json && grep -q "shards 2 of 3 are missing" out.txt
 refused c0.json c1.json c1.json c2.json && grep -q "given twice" out.txt
+refused c0.json c1.json c2.json --out merged-dir && grep -q "where divergence states" out.txt
 # Shard 1 of a run on other kernels, the same units and settings otherwise.
 O=$(echo "$C" | sed 's/--kernels fused-post/--kernels fused-pre/')
 $R $O --shard 1/3 --json other.json > other.txt
