@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -20,7 +19,7 @@ namespace {
 constexpr const char* kFormat = "raceoracle divergence state";
 constexpr int kFormatVersion = 1;
 
-static_assert(sizeof(RowGap) == 2 * sizeof(double), "RowGap is written as F64 [n, 2]");
+static_assert(sizeof(RowGap) == 2 * sizeof(double), "RowGap is written from memory as F64 [n, 2]");
 
 /// A double that may be inf or NaN: JSON has neither, so those go as strings.
 nlohmann::json number(double v) {
@@ -59,8 +58,7 @@ KeyErrors key_errors_from_json(const nlohmann::json& j) {
 
 /// An order's counts as the run judges rows, and its tally's scalars (its lists are tensors).
 nlohmann::json order_json(const DivergenceRow& d, const OrderTally& t) {
-  return {{"order", race::to_string(d.order)},
-          {"rate_contract", protocol::contract_fields(d.rate_contract)},
+  return {{"rate_contract", protocol::contract_fields(d.rate_contract)},
           {"kernels_ran", d.kernels_ran},
           {"explained", d.explained},
           {"unexplained", d.unexplained},
@@ -72,11 +70,9 @@ nlohmann::json order_json(const DivergenceRow& d, const OrderTally& t) {
           {"apart_counted", t.apart_counted},
           {"keys", to_json(t.keys)}};
 }
-void read_order(const nlohmann::json& j, float T, DivergenceRow& d, OrderTally& t) {
+void read_order(const nlohmann::json& j, float T, race::ScalingOrder order, DivergenceRow& d, OrderTally& t) {
   d.temperature = T;
-  const std::string order = j.at("order").get<std::string>();
-  if (order != "post" && order != "pre") throw std::invalid_argument("order '" + order + "'");
-  d.order = order == "pre" ? race::ScalingOrder::pre : race::ScalingOrder::post;
+  d.order = order;
   d.rate_contract = protocol::parse_contract(j.at("rate_contract").get<protocol::Fields>());
   d.kernels_ran = j.at("kernels_ran").get<bool>();
   d.explained = j.at("explained").get<std::int64_t>();
@@ -112,8 +108,9 @@ std::string list_name(std::size_t ti, int oi, const char* list) {
 std::vector<RowGap> gaps_of(const protocol::TensorView& t, const std::string& name) {
   if (t.dtype != "F64" || t.shape.size() != 2 || t.shape[1] != 2)
     throw std::invalid_argument(name + ": expected F64 [n, 2], found " + t.dtype + " " + protocol::shape_string(t.shape));
-  std::vector<RowGap> out(static_cast<std::size_t>(t.shape[0]));
-  if (t.bytes > 0) std::memcpy(out.data(), t.data, t.bytes);  // an empty list may have no buffer at all
+  const std::vector<double> v = t.as_f64();
+  std::vector<RowGap> out(v.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {v[2 * i], v[2 * i + 1]};
   return out;
 }
 
@@ -218,7 +215,7 @@ void write_state(const std::string& path, const DivergenceState& s) {
   for (std::size_t ti = 0; ti < s.temperatures.size(); ++ti) {
     const TemperatureState& ts = s.temperatures[ti];
     nlohmann::json t = {{"temperature", ts.temperature},
-                        {"orders", {order_json(ts.rows[0], ts.tally[0]), order_json(ts.rows[1], ts.tally[1])}}};
+                        {"orders", {order_json(ts.rows[0], ts.tally[0]), order_json(ts.rows[1], ts.tally[1])}}};  // post, pre
     if (!s.sampler.empty()) t["beside"] = to_json(ts.beside), t["sampler_ambiguous"] = ts.sampler_ambiguous;
     temps.push_back(t);
     for (int oi = 0; oi < 2; ++oi) {
@@ -295,9 +292,8 @@ DivergenceState state_of(const std::map<std::string, std::string>& meta,
       if (!orders.is_array() || orders.size() != 2) throw std::invalid_argument("a temperature holds post and pre, two orders");
       for (int oi = 0; oi < 2; ++oi) {
         OrderTally& t = ts.tally[oi];
-        read_order(orders[std::size_t(oi)], ts.temperature, ts.rows[oi], t);
-        if (ts.rows[oi].order != (oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre))
-          throw std::invalid_argument("the orders are post, then pre");
+        read_order(orders[std::size_t(oi)], ts.temperature, oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre,
+                   ts.rows[oi], t);
         const std::string bounds = list_name(ti, oi, "full_bounds");
         const protocol::TensorView b = tensor(bounds);
         if (b.dtype != "F64" || b.shape.size() != 1)
