@@ -45,15 +45,12 @@ Metadata read_metadata(const std::map<std::string, std::string>& metadata, bool 
   Metadata m;
   try {
     std::vector<std::string> allowed{"eps", "greedy_eps"};
-    if (uniform_compare) allowed.push_back("uniform_compare");
+    if (uniform_compare) allowed.push_back(protocol::kUniformCompareField);
     protocol::refuse_unknown_fields(metadata, allowed);
     m.constants = protocol::parse_race_constants(metadata);
     m.contract = protocol::parse_contract(metadata);
     protocol::require_tensor_noise_exact(m.contract);
-    const auto uc = metadata.find("uniform_compare");
-    if (uc != metadata.end() && uc->second != "f64" && uc->second != "f32")
-      throw std::invalid_argument("'uniform_compare' must be f64 or f32, got '" + uc->second + "'");
-    m.rules.uniform_f32 = uc != metadata.end() && uc->second == "f32";
+    m.rules = protocol::parse_verify_rules(metadata);
   } catch (const std::invalid_argument& e) {
     throw protocol::SafetensorsError(std::string("metadata ") + e.what());
   }

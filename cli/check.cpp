@@ -14,7 +14,7 @@
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "cli/devices.h"
-#include "cli/verify_kernels.h"
+#include "cli/verify_steps.h"
 #include "io/children.h"
 #include "io/interrupt.h"
 #include "io/progress.h"
@@ -67,7 +67,7 @@ int check_on_devices(const CheckOptions& o) {
 }  // namespace
 
 int check(const CheckOptions& o) {
-  if (names_verify_kernels(o.kernels)) return check_verify_kernels(o);
+  if (names_verify_kernels(o.kernels)) return check_verify(o);
   if (o.devices != 0) return check_on_devices(o);
   io::stop_gracefully_on_interrupt();
   const auto start = Clock::now();
@@ -101,6 +101,7 @@ int check(const CheckOptions& o) {
   std::fflush(stdout);
   std::unique_ptr<protocol::ExternalSampler> sampler;
   const auto ks = subjects_of(o, sampler);
+  if (sampler && sampler->serves_verify()) return check_verify(o, sampler.get());
   std::size_t unit = 0;  // the units of the run in their fixed order; this shard runs its own
   std::vector<std::string> unsaved;  // corpus entries that could not be written: errors, after the verdict
   auto finish = [&](int failures) {

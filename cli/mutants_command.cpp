@@ -8,7 +8,7 @@
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "io/interrupt.h"
-#include "cli/verify_kernels.h"
+#include "cli/verify_steps.h"
 #include "mutants/gate.h"
 #include "mutants/report.h"
 #include "properties/suite.h"
@@ -27,6 +27,7 @@ int mutants(const MutantsOptions& o) {
   if (o.sampler.given()) {
     if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
     sampler = start_replayable(o.sampler);
+    if (sampler->serves_verify()) return mutants_verify(o, sampler.get());
     ms.push_back(sampler.get());
   } else {
     for (const kernels::Kernel* k : kernels::resolve_kernels(o.mutants, true)) ms.push_back(&subject::subject_of(*k));

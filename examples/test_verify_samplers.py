@@ -3,6 +3,8 @@ rejection sampler as written passes `raceoracle.verify_step` on given noise,
 with stochastic and deterministic drafts; each broken copy fails. Run with its
 own randomness, it is lossless (`raceoracle.verify_lossless`); with its verify
 uniform tied to the draft's noise, it is not."""
+import functools
+
 import pytest
 
 import raceoracle
@@ -37,6 +39,28 @@ def test_requests_with_counts_of_their_own():
         with pytest.raises(AssertionError) as failure:
             raceoracle.verify_step(**inputs, tokens=vs.rejection_sample(**inputs, defect=defect), **vs.CONTRACT)
         assert "past the request's" in str(failure.value)
+
+
+def test_vllm_rejection_sampler_passes_the_verify_laws():
+    # Served from this process (step="verify"): the verify laws on raceoracle's random
+    # batches of requests, shrunk on failure; every law holds.
+    report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", cases=40, **vs.CONTRACT)
+    assert report.passed and {p["property"] for p in report["properties"]} == {
+        law["name"] for law in raceoracle.laws(verify=True)}
+
+
+# The same as one pytest item per verify law (pytest -k RecoveredTokenHasResidual).
+test_vllm_rejection_sampler_law = raceoracle.law_tests(vs.rejection_sample, step="verify", tensors="torch", cases=20,
+                                                       **vs.CONTRACT)
+
+
+@pytest.mark.parametrize("defect", ["strict", "from_target"])
+def test_a_broken_rejection_sampler_fails_the_verify_laws(defect):
+    broken = functools.partial(vs.rejection_sample, defect=defect)
+    with pytest.raises(AssertionError) as failure:
+        raceoracle.check(broken, step="verify", tensors="torch", name="broken-" + defect, cases=100, **vs.CONTRACT)
+    assert "VerifyAgreesWithOracle: FAILED" in str(failure.value)
+    assert "replay: raceoracle.check(" in str(failure.value)
 
 
 def test_filtered_requests():
@@ -96,6 +120,28 @@ def test_triton_verify_step_passes(stochastic):
     tokens = tv.verify_step(**_on_gpu(inputs))
     report = raceoracle.verify_step(**inputs, tokens=tokens.cpu(), **tv.CONTRACT)
     assert report["unexplained"] == 0 and report["identical"] > 0
+
+
+@needs_gpu
+def test_triton_verify_step_with_counts_of_their_own_passes():
+    import triton_verify_sampler as tv
+    inputs = vs.requests(counts=True)
+    report = raceoracle.verify_step(**inputs, tokens=tv.verify_step(**_on_gpu(inputs)).cpu(), **tv.CONTRACT)
+    assert report["unexplained"] == 0 and report["identical"] > 0
+
+
+@needs_gpu
+def test_vllm_rejection_sampler_on_the_gpu_passes_the_verify_laws():
+    report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", device="cuda", cases=40, **vs.CONTRACT)
+    assert report.passed
+
+
+@needs_gpu
+def test_triton_verify_step_passes_the_verify_laws():
+    # Served from this process with its inputs on the GPU: every verify law holds.
+    import triton_verify_sampler as tv
+    report = raceoracle.check(tv.verify_step, step="verify", tensors="torch", device="cuda", cases=40, **tv.CONTRACT)
+    assert report.passed
 
 
 @needs_gpu

@@ -40,9 +40,13 @@ def _take_best(key, ids, V, best, token):
 
 
 @triton.jit
-def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, out, V,
-            K: tl.constexpr, HAS_Q: tl.constexpr, BLOCK: tl.constexpr):
+def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, counts, out, V,
+            K: tl.constexpr, HAS_Q: tl.constexpr, HAS_COUNTS: tl.constexpr, BLOCK: tl.constexpr):
     r = tl.program_id(0).to(tl.int64)
+    if HAS_COUNTS:  # the request's own number of drafts: it accepts among its first n, its bonus row is row n
+        n = tl.minimum(tl.maximum(tl.load(counts + r), 0), K)
+    else:
+        n = K
     T = tl.load(temps + r)
     greedy = T == 0
     t = tl.where(greedy, 1.0, tl.maximum(T, 1e-5))
@@ -64,7 +68,7 @@ def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, ou
                 ids = off + tl.arange(0, BLOCK)
                 x = tl.load(row + ids, mask=ids < V, other=NEG_INF).to(tl.float32)
                 s += tl.sum(tl.where(ids < V, libdevice.exp(x / t - m), 0.0), axis=0)
-            if j < K:
+            if j < n:
                 d = tl.load(draft_ids + r * K + j).to(tl.int64)
                 if greedy:
                     accept = d == g_id
@@ -107,18 +111,22 @@ def _verify(logits, draft_ids, draft_probs, uniforms, recovery, bonus, temps, ou
                         e = tl.load(bonus + r * V + ids, mask=inside, other=1.0)
                         key = tl.where(inside, (libdevice.exp(x / t - m) / s) / e, -1.0)
                         best, token = _take_best(key, ids, V, best, token)
-                tl.store(out + r * (K + 1) + K, token)
+                tl.store(out + r * (K + 1) + j, token)
+                done = True
 
 
-def verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures, block=1024):
-    """[R, k + 1] ids (-1 after the emitted token): vs.rejection_sample's arguments, on the GPU."""
+def verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise, temperatures,
+                draft_counts=None, block=1024):
+    """[R, k + 1] ids (-1 after the emitted token): vs.rejection_sample's
+    arguments, on the GPU; draft_counts [R]: each request's own k_r <= k."""
     R, rows, V = target_logits.shape
     k = rows - 1
     out = torch.full((R, rows), -1, dtype=torch.int64, device=target_logits.device)
     ids = draft_ids.long().contiguous() if k > 0 else torch.zeros(R, 1, dtype=torch.int64, device=out.device)
     q = draft_probs.float().contiguous() if draft_probs is not None else ids  # unread without draft probabilities
     u = uniforms.double().contiguous() if k > 0 else torch.zeros(R, 1, dtype=torch.float64, device=out.device)
+    counts = draft_counts.to(device=out.device, dtype=torch.int32).contiguous() if draft_counts is not None else out
     _verify[(R,)](target_logits.contiguous(), ids, q, u, recovery_noise.float().contiguous(),
-                  bonus_noise.float().contiguous(), temperatures.float().contiguous(), out, V,
-                  K=k, HAS_Q=draft_probs is not None, BLOCK=block)
+                  bonus_noise.float().contiguous(), temperatures.float().contiguous(), counts, out, V,
+                  K=k, HAS_Q=draft_probs is not None, HAS_COUNTS=draft_counts is not None, BLOCK=block)
     return out

@@ -16,8 +16,10 @@ noise (examples/test_verify_samplers.py).
 import torch
 
 # What it declares: logits divided by T, then the softmax (pre-scale, a division,
-# IEEE-exact on the CPU); p = w / S before each race; no eps in either race.
-CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", div_ulp=0.5)
+# IEEE-exact on the CPU); p = w / S before each race; no eps in either race;
+# greedy at T == 0 only (any other T sampled at max(T, 1e-5)).
+CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", div_ulp=0.5,
+                greedy_rule="zero")
 
 
 def filtered_logits(logits, t, filters):
@@ -181,3 +183,22 @@ def speculate(target_logits, draft_probs, temperatures, runs, seed=0, shared=Non
         uniforms = 1 - torch.exp(-race_noise.gather(-1, draft_ids[..., None])[..., 0])
     tokens = (step or rejection_sample)(logits, draft_ids, q, uniforms, exp64(n, V).float(), exp64(n, V).float(), temps)
     return tokens.reshape(R, runs, rows)
+
+
+if __name__ == "__main__":
+    # A verify step behind the sampler protocol (docs/SAMPLER_PROTOCOL.md):
+    #   raceoracle check --sampler "python3 verify_samplers.py"            vLLM's, as written: passes the verify laws
+    #   raceoracle mutants --sampler "python3 verify_samplers.py strict"   one broken copy: the laws must kill it
+    import functools
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import raceoracle
+    known = DEFECTS + COUNT_DEFECTS
+    if len(sys.argv) > 2 or sys.argv[1:] and sys.argv[1] not in known:
+        print("usage: verify_samplers.py [DEFECT]\n  DEFECT: one of " + ", ".join(known), file=sys.stderr)
+        sys.exit(2)
+    defect = sys.argv[1] if sys.argv[1:] else None
+    raceoracle.serve(functools.partial(rejection_sample, defect=defect), tensors="torch", step="verify",
+                     name="vllm-rejection-sampler" + ("~" + defect if defect else ""), **CONTRACT)

@@ -33,11 +33,11 @@ std::string ids_of(const std::int32_t* out, std::int64_t k) {
 /// Every request of the context with its verdict under the subject's contract.
 template <class F>
 std::string for_each_request(const VerifyLawContext& x, F&& f) {
-  const race::NumericsContract contract = x.subject.kernel->contract();
+  const race::NumericsContract contract = x.subject.contract();
   const subject::VerifyBatch& b = x.batch;
   for (std::int64_t r = 0; r < b.requests; ++r) {
     const oracle::VerifyView view = b.request(r);
-    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants);
+    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants, x.subject.rules());
     if (v.request_class == oracle::RowClass::invalid) continue;  // the generator makes none; the oracle law judges them
     if (std::string why = f(r, view, v, x.tokens.data() + r * (b.drafts + 1)); !why.empty())
       return fmt::format("{}: {}", subject::request_name(b, r), why);
@@ -46,7 +46,7 @@ std::string for_each_request(const VerifyLawContext& x, F&& f) {
 }
 
 std::string agrees_with_oracle(const VerifyLawContext& x) {
-  return subject::judge_verify_batch(x.batch, x.tokens, x.subject.kernel->contract()).first_failure;
+  return subject::judge_verify_batch(x.batch, x.tokens, x.subject.contract(), x.subject.rules()).first_failure;
 }
 
 std::string bonus_only_after_full_acceptance(const VerifyLawContext& x) {
@@ -66,7 +66,7 @@ std::string bonus_only_after_full_acceptance(const VerifyLawContext& x) {
 }
 
 std::string recovered_token_has_residual(const VerifyLawContext& x) {
-  const race::NumericsContract contract = x.subject.kernel->contract();
+  const race::NumericsContract contract = x.subject.contract();
   const float eps = race::race_eps(x.batch.constants.eps, contract.conventions);
   return for_each_request(x, [&](std::int64_t, const oracle::VerifyView& view, const oracle::VerifyVerdict& v,
                                  const std::int32_t* out) -> std::string {
@@ -104,7 +104,7 @@ std::string requests_are_independent(const VerifyLawContext& x) {
   std::vector<std::int64_t> reversed;
   for (std::int64_t r = b.requests - 1; r >= 0; --r) reversed.push_back(r);
   const std::vector<std::int32_t> again = x.subject.run(subject::requests_of(b, reversed));
-  const race::NumericsContract contract = x.subject.kernel->contract();
+  const race::NumericsContract contract = x.subject.contract();
   const std::int64_t n = b.drafts + 1;
   for (std::int64_t r = 0; r < b.requests; ++r) {
     const std::int32_t* one = x.tokens.data() + r * n;
@@ -114,7 +114,7 @@ std::string requests_are_independent(const VerifyLawContext& x) {
     // row's place changes its alignment, so its loads and its sums' order (an
     // acceptance with u at the ratio may then go either way). Both chains must be explained.
     const oracle::VerifyView view = b.request(r);
-    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants);
+    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants, x.subject.rules());
     const bool one_ok = !oracle::is_failure(oracle::judge_verify(v, view, one, n).outcome);
     if (one_ok && !oracle::is_failure(oracle::judge_verify(v, view, other, n).outcome)) continue;
     return fmt::format("{}: ids {} in the batch, {} with the batch's requests in reverse order: {} not explained",
@@ -205,12 +205,25 @@ subject::VerifyBatch materialize(const VerifyCase& c, const race::NumericsContra
 }
 
 std::string VerifySubject::name() const {
+  if (external) return external->name();
   const std::string k(kernel->name);
   return defect == kernels::Defect::none ? k : k + "~" + kernels::to_string(defect);
 }
 
+race::NumericsContract VerifySubject::contract() const { return external ? external->contract() : kernel->contract(); }
+
+race::VerifyRules VerifySubject::rules() const { return external ? external->verify_rules() : race::VerifyRules{}; }
+
+std::string VerifySubject::replay_args(bool as_mutant) const {
+  if (external) return external->replay_args();
+  return (as_mutant ? "--mutants " : "--kernels ") + name();
+}
+
 std::vector<std::int32_t> VerifySubject::run(const subject::VerifyBatch& b) const {
-  return subject::run_verify_kernel(*kernel, b, defect);
+  if (!external) return subject::run_verify_kernel(*kernel, b, defect);
+  std::vector<std::int32_t> ids;
+  if (const kernels::Status s = external->run_verify(b, ids); !s.ok) throw std::runtime_error(s.message);
+  return ids;
 }
 
 VerifySubject find_verify_subject(const std::string& name) {
@@ -277,14 +290,14 @@ std::vector<const VerifyLaw*> select_verify_laws(const std::vector<std::string>&
 }
 
 std::string run_verify_case(const VerifyLaw& law, const VerifySubject& s, const VerifyCase& c) {
-  const subject::VerifyBatch b = materialize(c, s.kernel->contract());
-  std::vector<std::int32_t> tokens;
+  const subject::VerifyBatch b = materialize(c, s.contract());
+  const char* what = s.external ? "the sampler gave no ids: " : "the kernel did not run: ";
   try {
-    tokens = s.run(b);
+    const std::vector<std::int32_t> tokens = s.run(b);
+    return law.check(VerifyLawContext{s, b, tokens});  // a law may run it again (VerifyRequestsAreIndependent)
   } catch (const std::exception& e) {
-    return std::string("the kernel did not run: ") + e.what();
+    return what + std::string(e.what());
   }
-  return law.check(VerifyLawContext{s, b, tokens});
 }
 
 LawResult run_verify_law(const VerifyLaw& law, const VerifySubject& s, const RunSettings& settings) {
@@ -297,12 +310,13 @@ LawResult run_verify_law(const VerifyLaw& law, const VerifySubject& s, const Run
   }
   const auto gen = case_gen();
   std::optional<VerifyCase> last;
-  std::string last_failure;
+  std::string last_failure, breakdown;
   std::optional<Clock::time_point> first_failure;
   bool shrink_stopped = false;
   int cases = 0;
   auto testable = [&] {
     const VerifyCase c = *gen;
+    if (!breakdown.empty()) return;  // the sampler broke down: the rest is not judged (verdict error below)
     if (first_failure &&
         std::chrono::duration<double>(Clock::now() - *first_failure).count() > settings.shrink_seconds) {
       shrink_stopped = true;
@@ -311,6 +325,10 @@ LawResult run_verify_law(const VerifyLaw& law, const VerifySubject& s, const Run
     ++cases;
     const std::string failure = run_verify_case(law, s, c);
     if (failure.empty()) return;
+    if (std::string why = s.take_breakdown(); !why.empty()) {  // not an answer about this case: no shrinking on it
+      breakdown = fmt::format("{} on {}\n  case: {}\n  {}", law.name, s.name(), describe(c), why);
+      return;
+    }
     if (!first_failure) first_failure = Clock::now();
     last = c, last_failure = failure;
     RC_FAIL(failure);
@@ -325,7 +343,10 @@ LawResult run_verify_law(const VerifyLaw& law, const VerifySubject& s, const Run
       listener, {});
   out.cases = cases;
   rc::detail::FailureResult failure;
-  if (gave_up_or_error(result, out)) {
+  if (!breakdown.empty()) {
+    out.verdict = LawResult::Verdict::error;
+    out.counterexample = breakdown;
+  } else if (gave_up_or_error(result, out)) {
   } else if (result.match(failure) && last) {
     // The one request that fails, when the law is about requests one at a time.
     if (law.narrows && last->request < 0 && last->shape.requests > 1)

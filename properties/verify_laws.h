@@ -33,13 +33,22 @@ std::string describe(const VerifyCase& c);
 /// The batch of `c`, its uniforms planted under `contract`.
 subject::VerifyBatch materialize(const VerifyCase& c, const race::NumericsContract& contract);
 
-/// A verify kernel as a subject: the kernel, built with `defect` (none: the real one).
+/// What the verify laws judge: a verify kernel built with `defect` (none:
+/// the real one), or a verify step outside this process (`external`).
 struct VerifySubject {
   const kernels::VerifyKernel* kernel = nullptr;
   kernels::Defect defect = kernels::Defect::none;
+  const subject::ExternalVerifyStep* external = nullptr;
 
-  std::string name() const;  ///< "verify-fused", "verify-fused~accept_strict"
+  std::string name() const;  ///< "verify-fused", "verify-fused~accept_strict", or the sampler's name
+  race::NumericsContract contract() const;  ///< what it is judged by
+  race::VerifyRules rules() const;          ///< how it compares a ratio with u (the kernels: in float64)
+  /// How `raceoracle check` (or `mutants`, `as_mutant`) names it on a replay line.
+  std::string replay_args(bool as_mutant) const;
+  /// Its ids for `b`; std::runtime_error saying why none came back (a launch
+  /// error, an error the sampler raised, a breakdown: take_breakdown()).
   std::vector<std::int32_t> run(const subject::VerifyBatch& b) const;
+  std::string take_breakdown() const { return external ? external->take_breakdown() : std::string(); }
 };
 /// "verify-fused" or "verify-fused~accept_strict" (a defect of kernels::kVerifyOnly);
 /// std::invalid_argument naming the known ones otherwise.

@@ -403,4 +403,13 @@ oracle::RaceConstants parse_race_constants(const Fields& f) {
   return k;
 }
 
+race::VerifyRules parse_verify_rules(const Fields& fields) {
+  const auto it = fields.find(kUniformCompareField);
+  if (it != fields.end() && it->second != "f64" && it->second != "f32")
+    throw std::invalid_argument("'uniform_compare' must be f64 or f32, got '" + it->second + "'");
+  race::VerifyRules rules;
+  rules.uniform_f32 = it != fields.end() && it->second == "f32";
+  return rules;
+}
+
 }  // namespace raceoracle::protocol

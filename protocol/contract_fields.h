@@ -19,6 +19,7 @@
 
 #include "oracle/contract.h"
 #include "race/noise_streams.h"
+#include "race/verify.h"
 
 namespace raceoracle::protocol {
 
@@ -128,6 +129,11 @@ Fields stream_fields(const race::NoiseStream& s);
 /// The contract a sampler drawing from `s` is judged under: its noise terms
 /// are the stream's transform bound (oracle::noise_bound).
 oracle::NumericsContract with_stream_noise(oracle::NumericsContract c, const race::NoiseStream& s);
+
+/// `uniform_compare` (f64, the default, or f32): how a verify step compares
+/// a draft's ratio with its uniform (SPEC §11). Throws std::invalid_argument otherwise.
+inline constexpr const char* kUniformCompareField = "uniform_compare";
+race::VerifyRules parse_verify_rules(const Fields& fields);
 
 /// A decimal float field: throws naming `key` unless it is a finite number.
 float parse_float_field(const Fields& fields, const std::string& key, float fallback);

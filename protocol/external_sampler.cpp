@@ -125,6 +125,8 @@ ExternalSampler::ExternalSampler(SamplerSpec spec) : spec_(std::move(spec)) {
   contract_ = h.contract;
   stream_ = h.stream;
   own_randomness_ = h.own_randomness;
+  verify_ = h.verify;
+  rules_ = h.rules;
 }
 
 ExternalSampler::~ExternalSampler() = default;
@@ -142,7 +144,7 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
   if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
     throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
   try {
-    std::vector<std::string> other{"type", "protocol", "name", "randomness"};
+    std::vector<std::string> other{"type", "protocol", "name", "randomness", "step", kUniformCompareField};
     other.insert(other.end(), std::begin(kStreamFieldNames), std::end(kStreamFieldNames));
     refuse_unknown_fields(reply.metadata, other);
     oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
@@ -159,13 +161,25 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
     if (own && (stream || version == "1"))
       throw std::invalid_argument(stream ? "'randomness' = 'own' and a 'noise_stream': a sampler draws from one or the other"
                                          : "'randomness' needs protocol version 2");
-    return {terminal_safe(name, true, 200), c, stream, own};  // one line: the name heads rows of every report
+    const std::string step = field(reply, "step");
+    if (!step.empty() && step != "sample" && step != "verify")
+      throw std::invalid_argument("'step' = '" + step + "': must be 'sample' (a race sampler, the default) or 'verify' "
+                                  "(a speculative-decoding verify step, SPEC §11)");
+    const bool verify = step == "verify";
+    if (!verify && reply.metadata.count(kUniformCompareField))
+      throw std::invalid_argument("'uniform_compare' is a verify step's rule: it needs 'step' = 'verify'");
+    if (verify && (stream || own || version == "1"))
+      throw std::invalid_argument(version == "1" ? "'step' = 'verify' needs protocol version 2"
+                                                 : "a verify step reads the request's uniforms and noise: it declares "
+                                                   "no 'noise_stream' and no 'randomness' = 'own'");
+    // one line: the name heads rows of every report
+    return {terminal_safe(name, true, 200), c, stream, own, verify, parse_verify_rules(reply.metadata)};
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("the sampler's contract: ") + e.what());
   }
 }
 
-Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab, std::int64_t draws) {
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab, std::int64_t columns) {
   const std::string type = field(reply, "type"), got_id = field(reply, "id");
   auto violation = [](std::string what) { return Reply{Reply::Kind::violation, {}, std::move(what)}; };
   if (got_id != std::to_string(id)) return violation(fmt::format("reply id '{}' is not the request's", got_id));
@@ -175,12 +189,12 @@ Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, 
   if (it == reply.tensors.end()) return violation("the reply has no 'tokens' tensor");
   const Tensor& t = it->second;
   if (t.dtype != "I32" && t.dtype != "I64") return violation("tokens dtype " + t.dtype + ", expected I32 or I64");
-  const std::vector<std::int64_t> want = draws > 0 ? std::vector<std::int64_t>{rows, draws} : std::vector<std::int64_t>{rows};
+  const std::vector<std::int64_t> want = columns > 0 ? std::vector<std::int64_t>{rows, columns} : std::vector<std::int64_t>{rows};
   if (t.shape != want)
     return violation(fmt::format("tokens shape {}, expected {}", shape_string(t.shape), shape_string(want)));
   Reply out{Reply::Kind::tokens, {}, {}};
   const std::vector<std::int64_t> tokens = t.as_i64();
-  if (draws > 0) {  // the frequency law reads them as they are
+  if (columns > 0) {  // the frequency law and the verify laws read them as they are
     out.wide_tokens = tokens;
     return out;
   }
@@ -188,7 +202,7 @@ Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, 
   for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
     out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
   if (auto n = reply.tensors.find("noise"); n != reply.tensors.end()) {
-    if (draws > 0) return violation("a reply to a draws request echoes no noise");
+    if (columns > 0) return violation("a reply to a draws or verify request echoes no noise");
     if (n->second.dtype != "F32" && n->second.dtype != "BF16")
       return violation("echoed noise dtype " + n->second.dtype + ", expected F32 or BF16");
     if (n->second.shape != std::vector<std::int64_t>{rows, vocab})
@@ -266,6 +280,10 @@ std::string echo_mismatch(const subject::Batch& b, const std::vector<float>& ech
 
 subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::RunOptions&) const {
   subject::KernelRun out;
+  if (verify_) {
+    out.status = kernels::Status::error("the sampler is a verify step (step = verify): it serves verify requests, not races");
+    return out;
+  }
   if (own_randomness_) {
     out.status = kernels::Status::error("the sampler draws its own randomness: its tokens cannot be judged on given noise "
                                         "(`raceoracle frequency` judges their frequencies)");
@@ -290,6 +308,45 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
       out.echoed_noise = r.noise;
   }
   return out;
+}
+
+std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t id, std::vector<Piece>& data) {
+  const std::int64_t R = b.requests, k = b.drafts, V = b.vocab;
+  std::vector<TensorRef> refs;
+  data.clear();
+  auto add = [&](const char* name, const char* dtype, std::vector<std::int64_t> shape, const void* p, std::size_t bytes) {
+    data.push_back({p, bytes});
+    refs.push_back({name, dtype, std::move(shape), p, bytes});
+  };
+  const std::size_t rows = std::size_t(R * (k + 1) * V);
+  if (b.dtype == oracle::Dtype::bf16) add("target_logits", "BF16", {R, k + 1, V}, b.target_bf16.data(), rows * 2);
+  else add("target_logits", "F32", {R, k + 1, V}, b.target_f32.data(), rows * 4);
+  add("draft_ids", "I32", {R, k}, b.draft_ids.data(), b.draft_ids.size() * 4);
+  if (!b.draft_counts.empty()) add("draft_counts", "I32", {R}, b.draft_counts.data(), b.draft_counts.size() * 4);
+  if (!b.draft_probs.empty()) add("draft_probs", "F32", {R, k, V}, b.draft_probs.data(), b.draft_probs.size() * 4);
+  add("uniforms", "F64", {R, k}, b.uniforms.data(), b.uniforms.size() * 8);
+  add("recovery_noise", "F32", {R, V}, b.recovery_noise.data(), b.recovery_noise.size() * 4);
+  add("bonus_noise", "F32", {R, V}, b.bonus_noise.data(), b.bonus_noise.size() * 4);
+  add("temperatures", "F32", {R}, b.temperatures.data(), b.temperatures.size() * 4);
+  return encode_header(refs, {{"type", "verify"},
+                              {"id", std::to_string(id)},
+                              {"eps", fmt::format("{:.9g}", b.constants.eps)},
+                              {"greedy_eps", fmt::format("{:.9g}", b.constants.greedy_eps)}});
+}
+
+kernels::Status ExternalSampler::run_verify(const subject::VerifyBatch& b, std::vector<std::int32_t>& ids) const {
+  if (!verify_)
+    return kernels::Status::error("the sampler is a race sampler: it serves no verify requests (a verify step's hello "
+                                  "says step = verify)");
+  Reply r;
+  const kernels::Status s = exchange([&](std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>&) {
+    return encode_verify_request(b, id, data);
+  }, b.requests, b.vocab, b.drafts + 1, r);
+  if (!s.ok) return s;
+  ids.clear();
+  for (std::int64_t v : r.wide_tokens)  // kept visible: an id past int32 stays out of range
+    ids.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+  return s;
 }
 
 kernels::Status ExternalSampler::draw(const subject::Batch& b, const std::vector<std::uint64_t>& seeds, std::int64_t n,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "subject/subject.h"
+#include "subject/verify_batch.h"
 #include "protocol/channel.h"
 #include "protocol/contract_fields.h"
 
@@ -28,6 +29,10 @@ struct SamplerHello {
   /// `randomness = own`: it draws from an RNG of its own, which raceoracle
   /// cannot replay; it serves draws requests, judged by their frequencies.
   bool own_randomness = false;
+  /// `step = verify`: it is a speculative-decoding verify step (SPEC §11) and
+  /// serves verify requests, judged by the verify laws; `uniform_compare` its rule.
+  bool verify = false;
+  race::VerifyRules rules;
 };
 /// Reads the handshake's reply, `overrides` applied to the contract. Throws
 /// Breakdown (kind protocol) for a reply that is no hello of this protocol
@@ -45,8 +50,9 @@ struct Reply {
   std::vector<float> noise;  ///< the noise it echoes having drawn ([rows, V] F32 or BF16), when it does
   std::vector<std::int64_t> wide_tokens;  ///< a draws request's [rows, draws] tokens, as sent
 };
-/// `draws` > 0: the reply to a draws request, tokens [rows, draws].
-Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab, std::int64_t draws = 0);
+/// `columns` > 0: tokens [rows, columns], kept in `wide_tokens` as sent (a
+/// draws request's n a row, a verify request's k + 1 a request).
+Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, std::int64_t vocab, std::int64_t columns = 0);
 
 /// How to reach a sampler: the command line's `--sampler`, `--sampler-fds`,
 /// `--sampler-timeout` and the contract overrides.
@@ -63,7 +69,9 @@ struct SamplerSpec {
 /// is wrong (not two numbers, or one of raceoracle's own stdio descriptors).
 void parse_sampler_fds(const std::string& text, SamplerSpec& spec);
 
-class ExternalSampler final : public subject::Subject {
+/// A sampler behind the protocol: a race sampler, or (its hello says `step =
+/// verify`) a verify step, which serves only verify requests.
+class ExternalSampler final : public subject::Subject, public subject::ExternalVerifyStep {
  public:
   /// Starts the sampler and shakes hands. Throws Breakdown when it cannot,
   /// std::invalid_argument when its contract (or an override) is malformed.
@@ -78,6 +86,9 @@ class ExternalSampler final : public subject::Subject {
   subject::KernelRun run(const subject::Batch& b, const kernels::RunOptions& o = {}) const override;
   std::string take_breakdown() const override;
   std::string replay_args() const override;
+  bool serves_verify() const { return verify_; }
+  race::VerifyRules verify_rules() const override { return rules_; }
+  kernels::Status run_verify(const subject::VerifyBatch& b, std::vector<std::int32_t>& ids) const override;
 
   const SamplerSpec& spec() const { return spec_; }
   int starts() const { return starts_; }  ///< 1 + restarts after breakdowns
@@ -98,6 +109,8 @@ class ExternalSampler final : public subject::Subject {
   oracle::NumericsContract contract_;
   std::optional<race::NoiseStream> stream_;
   bool own_randomness_ = false;
+  bool verify_ = false;
+  race::VerifyRules rules_;
   mutable std::unique_ptr<Channel> channel_;
   mutable std::string breakdown_, last_breakdown_;
   mutable std::uint64_t next_id_ = 1;
@@ -115,6 +128,10 @@ std::string encode_request(const subject::Batch& b, std::uint64_t id, std::vecto
 /// filters, `seeds` [rows] U64; metadata `draws` = n.
 std::string encode_draws_request(const subject::Batch& b, const std::vector<std::uint64_t>& seeds, std::int64_t n,
                                  std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch);
+
+/// A verify request for `b` (docs/SAMPLER_PROTOCOL.md): the tensors of a
+/// verify-step file less `tokens`, under the same names; reply tokens [R, k + 1].
+std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t id, std::vector<Piece>& data);
 
 /// Shell quoting for a replay line: 'text' with embedded quotes escaped.
 /// Text a sampler sent (its name, an error message) as it may be printed:

@@ -88,11 +88,11 @@ std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, cons
 }
 
 VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int32_t>& tokens,
-                               const race::NumericsContract& contract) {
+                               const race::NumericsContract& contract, const race::VerifyRules& rules) {
   VerifyTally t;
   for (std::int64_t r = 0; r < b.requests; ++r) {
     const oracle::VerifyView view = b.request(r);
-    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants);
+    const oracle::VerifyVerdict v = oracle::decide_verify(view, contract, b.constants, rules);
     const oracle::VerifyJudgement j = oracle::judge_verify(v, view, tokens.data() + r * (b.drafts + 1), b.drafts + 1);
     t.add(j.outcome);
     if (oracle::is_failure(j.outcome) && t.first_failure.empty())

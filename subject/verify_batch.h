@@ -51,6 +51,23 @@ struct VerifyTally : oracle::OutcomeCounts {
   std::string first_failure;  ///< the first failing request, in words (empty: none)
 };
 VerifyTally judge_verify_batch(const VerifyBatch& b, const std::vector<std::int32_t>& tokens,
-                               const race::NumericsContract& contract);
+                               const race::NumericsContract& contract, const race::VerifyRules& rules = {});
+
+/// A verify step that lives outside this process (protocol/: a sampler that
+/// declared `step = verify`), judged by the verify laws beside the verify kernels.
+class ExternalVerifyStep {
+ public:
+  virtual ~ExternalVerifyStep() = default;
+  virtual const std::string& name() const = 0;
+  virtual race::NumericsContract contract() const = 0;
+  virtual race::VerifyRules verify_rules() const = 0;
+  /// The k + 1 ids per request it writes for `b` into `ids`; a status saying
+  /// why none came back otherwise (an error it raised on these inputs, or a breakdown).
+  virtual kernels::Status run_verify(const VerifyBatch& b, std::vector<std::int32_t>& ids) const = 0;
+  /// Non-empty once it broke down (not an answer about the inputs): why. Reading clears it.
+  virtual std::string take_breakdown() const = 0;
+  /// How `raceoracle check` names it: "--sampler 'CMD'" with any overrides.
+  virtual std::string replay_args() const = 0;
+};
 
 }  // namespace raceoracle::subject

@@ -13,14 +13,18 @@ def law_tests(fn, *, agreement=True, **check_args):
     --junitxml has a testcase per law. A law the sampler cannot serve (it reads
     stage-1 partials, ...) is skipped with the reason. check_args are check()'s
     (cases, seed, rows, vocab, tensors, contract terms, ...); each item starts its
-    own run, so the laws' order and seeds are check()'s.
+    own run, so the laws' order and seeds are check()'s. step="verify" (a
+    verify step, SPEC 11): an item per verify law.
     """
     import pytest
 
     for key in ("properties", "laws"):
         if key in check_args:
             raise TypeError("law_tests() picks the laws itself (one item each); %s= is check()'s" % key)
-    names = [law["name"] for law in _run.laws()] + (["agreement"] if agreement else [])
+    if check_args.get("step") == "verify":  # a verify step: the verify laws, and no agreement run
+        names = [law["name"] for law in _run.laws(verify=True)]
+    else:
+        names = [law["name"] for law in _run.laws()] + (["agreement"] if agreement else [])
 
     @pytest.mark.parametrize("law", names)
     def test(law):

@@ -109,11 +109,12 @@ def _python_replay(fn, property_name, reproduce, case):
     return "raceoracle.replay(%s, %r, %s)" % (getattr(fn, "__name__", "fn"), property_name, what)
 
 
-def laws():
+def laws(verify=False):
     """The laws `raceoracle check` runs, in its order: dicts with name,
-    statement and needs (what a subject must offer; empty: any sampler)."""
+    statement and needs (what a subject must offer; empty: any sampler).
+    verify=True: the verify step's laws (name and statement)."""
     out = subprocess.run([find_binary(), "list", "--json"], capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["laws"]
+    return json.loads(out)["verify_laws" if verify else "laws"]
 
 
 def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=None, vocab=None, timeout=60,
@@ -132,6 +133,9 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
     finds is saved to the sampler's corpus (`corpus`, default
     .raceoracle/corpus/<name> under the current directory) and replayed first
     on the next run; save_failures=False saves nothing.
+    step="verify": fn is a speculative-decoding verify step (serve says its
+    signature), judged by the verify laws on random batches of requests; a
+    failure is replayed by its seed and case count (no corpus).
     """
     args = ["--cases", str(cases), "--sampler-timeout", str(timeout)]
     if not laws:
@@ -164,7 +168,10 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
                 lines.append("  " + p["counterexample"])
             if p["uncovered"]:
                 lines.append("  input classes never met: " + ", ".join(p["uncovered"]))
-            if p.get("reproduce") or p.get("case"):
+            if contract.get("step") == "verify" and p["result"] != "pass":  # replayed by its seed and case count
+                lines.append("  replay: raceoracle.check(%s, step='verify', properties=[%r], seed=%s, cases=%s)"
+                             % (getattr(fn, "__name__", "fn"), p["property"], report.get("seed"), report.get("cases")))
+            elif p.get("reproduce") or p.get("case"):
                 lines.append("  replay: " + _python_replay(fn, p["property"], p.get("reproduce"), p.get("case")))
     for c in report.get("agreement", []):
         if c["unexplained"] or c["out_of_range"]:

@@ -28,6 +28,8 @@ _CONVENTION_WORDS = {
     "top_p_mass": ("top_k_first", "joint"),
     "filter_ties": ("lowest_id", "any"),
     "randomness": ("given", "own"),
+    "step": ("sample", "verify"),
+    "uniform_compare": ("f64", "f32"),
 }
 
 
@@ -52,7 +54,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
                     greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
                     noise_stream=None, stream_layout=None, stream_dtype=None, stream_sm_count=None,
                     stream_threads_per_sm=None, filters=None, top_k_ties=None, top_p_mass=None, filter_ties=None,
-                    filter_sum_depth=None, randomness=None):
+                    filter_sum_depth=None, randomness=None, step=None, uniform_compare=None):
     """The contract terms and conventions a sampler declares, as protocol
     fields. A term left None is not sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
@@ -84,7 +86,12 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     (torch.multinomial, a rejection sampler): raceoracle cannot replay it and
     judges its token frequencies (`raceoracle frequency`). fn then gets an
     OwnDraws (n, seeds, a torch or numpy generator per row) in place of the
-    noise, and returns tokens [rows, n]."""
+    noise, and returns tokens [rows, n].
+    A verify step (SPEC 11): step "verify" says fn is a speculative-decoding
+    verify step, fn(target_logits, draft_ids, draft_probs, uniforms,
+    recovery_noise, bonus_noise, temperatures, draft_counts=None) -> ids
+    [R, k + 1] (-1 after the emitted token; see serve); uniform_compare "f32"
+    (the ratio compared with u rounded to fp32; default "f64", vLLM's)."""
     fields = {}
     if scaling_order is not None:
         if scaling_order not in ("post", "pre"):
@@ -109,7 +116,8 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
                    ("key_domain", key_domain), ("greedy_rule", greedy_rule), ("eps_rule", eps_rule),
                    ("nan_logits", nan_logits), ("noise_stream", noise_stream), ("stream_layout", stream_layout),
                    ("stream_dtype", stream_dtype), ("filters", filters), ("top_k_ties", top_k_ties),
-                   ("top_p_mass", top_p_mass), ("filter_ties", filter_ties), ("randomness", randomness)):
+                   ("top_p_mass", top_p_mass), ("filter_ties", filter_ties), ("randomness", randomness),
+                   ("step", step), ("uniform_compare", uniform_compare)):
         if v is not None:
             if v not in _CONVENTION_WORDS[key]:
                 raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
@@ -167,18 +175,44 @@ def _filters(inputs, tensors, device):
     return Filters(*arrays)
 
 
-def _torch_inputs(tensors, device):
+def _torch_tensor(entry, device):
     import torch  # optional: only for tensors="torch"
+    d, shape, raw = entry
+    if d == "BF16":  # torch.frombuffer refuses an empty buffer
+        x = torch.frombuffer(raw, dtype=torch.int16).view(torch.bfloat16) if len(raw) else torch.zeros(0, dtype=torch.bfloat16)
+    else:
+        x = torch.from_numpy(m.as_numpy(entry))
+    return x.reshape(shape).to(device)
 
-    def t(name):
-        d, shape, raw = tensors[name]
-        if d == "BF16":
-            x = torch.frombuffer(raw, dtype=torch.int16).view(torch.bfloat16)
-        else:
-            x = torch.from_numpy(m.as_numpy(tensors[name]))
-        return x.reshape(shape).to(device)
 
+def _torch_inputs(tensors, device):
+    t = lambda name: _torch_tensor(tensors[name], device)  # noqa: E731
     return t("logits"), (t("noise") if "noise" in tensors else None), t("temperatures")
+
+
+# A verify request's tensors (docs/SAMPLER_PROTOCOL.md), in fn's order; None where absent.
+_VERIFY_ARGS = ("target_logits", "draft_ids", "draft_probs", "uniforms", "recovery_noise", "bonus_noise", "temperatures")
+
+
+def _verify_call(fn, inputs, meta, tensors, device, widened):
+    """fn on a verify request: ids [R, k + 1]. BF16 target logits widened to
+    float32 (numpy) or as torch.bfloat16; draft_counts passed when the request
+    carries them, eps and greedy_eps when fn's signature names them."""
+    def get(name):
+        if name not in inputs:
+            return None
+        if tensors == "torch":
+            return _torch_tensor(inputs[name], device)
+        return widened.logits(inputs[name]) if name == "target_logits" else m.as_numpy(inputs[name])
+    kwargs = {}
+    if "draft_counts" in inputs:
+        kwargs["draft_counts"] = get("draft_counts")
+    params = inspect.signature(fn).parameters
+    eps, greedy_eps = _constants(meta, tensors)
+    for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
+        if key in params:
+            kwargs[key] = v
+    return fn(*(get(n) for n in _VERIFY_ARGS), **kwargs)
 
 
 class _Widened:
@@ -233,10 +267,17 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             reply = dict(fields, type="hello", protocol=m.PROTOCOL_VERSION, name=name or getattr(fn, "__name__", "sampler"))
             m.write_message(write_fd, {}, reply)
             continue
-        if kind not in ("sample", "draws"):
+        verify = fields.get("step") == "verify"
+        if kind not in (("verify",) if verify else ("sample", "draws")):
             m.write_message(write_fd, {}, {"type": "error", "id": rid, "message": "unknown request type %r" % kind})
             continue
         try:
+            if verify:  # a speculative-decoding verify step: ids [R, k + 1]
+                out = _verify_call(fn, inputs, meta, tensors, device, widened)
+                m.write_message(write_fd, {"tokens": _numpy_tokens(out)}, {"type": "tokens", "id": rid})
+                out = None
+                answered += 1
+                continue
             if tensors == "torch":
                 logits, noise, temps = _torch_inputs(inputs, device)
             else:
@@ -271,7 +312,12 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
 def serve(fn, *, tensors="numpy", device="cpu", name=None, **contract):
     """Runs the sampler side of the protocol on stdin/stdout until EOF.
 
-    fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]. With
+    fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]; a
+    verify step (step="verify"): fn(target_logits [R, k + 1, V], draft_ids
+    [R, k], draft_probs [R, k, V] or None, uniforms [R, k] float64,
+    recovery_noise [R, V], bonus_noise [R, V], temperatures [R],
+    draft_counts=[R] when a request carries them) -> ids [R, k + 1], and eps=,
+    greedy_eps= when its signature names them. With
     tensors="numpy", BF16 logits arrive widened to float32 (exactly), and eps
     and greedy_eps as numpy float32 scalars; with tensors="torch", logits as
     torch.bfloat16 (or float32) on `device`, eps and greedy_eps as Python

@@ -5,6 +5,8 @@
 // (and passes on the real kernel); a mutant survives a law that cannot see it.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "kernels/device_memory.h"
 #include "properties/verify_laws.h"
 
@@ -118,6 +120,63 @@ TEST_F(VerifyLaws, AMutantSurvivesALawThatCannotSeeIt) {
                                                   settings(20));
     EXPECT_TRUE(run.killers().empty()) << k.name;
   }
+}
+
+/// A verify step outside the process, as the laws see one (protocol's
+/// ExternalSampler is the real one): here a verify kernel behind the
+/// interface, or one that breaks down on every request.
+class StepBehindTheInterface final : public subject::ExternalVerifyStep {
+ public:
+  StepBehindTheInterface(const kernels::VerifyKernel& k, kernels::Defect d, bool breaks_down)
+      : kernel_(k), defect_(d), breaks_down_(breaks_down) {}
+  const std::string& name() const override { return name_; }
+  race::NumericsContract contract() const override { return kernel_.contract(); }
+  race::VerifyRules verify_rules() const override { return {}; }
+  kernels::Status run_verify(const subject::VerifyBatch& b, std::vector<std::int32_t>& ids) const override {
+    ++runs;
+    if (breaks_down_) {
+      breakdown_ = "the sampler crashed: killed by signal 6";
+      return kernels::Status::error(breakdown_);
+    }
+    ids = subject::run_verify_kernel(kernel_, b, defect_);
+    return {};
+  }
+  std::string take_breakdown() const override { return std::exchange(breakdown_, {}); }
+  std::string replay_args() const override { return "--sampler 'python3 step.py'"; }
+  mutable int runs = 0;
+
+ private:
+  const kernels::VerifyKernel& kernel_;
+  kernels::Defect defect_;
+  bool breaks_down_;
+  std::string name_ = "step-behind-the-interface";
+  mutable std::string breakdown_;
+};
+
+TEST_F(VerifyLaws, AStepOutsideTheProcessIsJudgedAsAKernelIs) {
+  const kernels::VerifyKernel& k = kernels::verify_kernels().front();
+  const StepBehindTheInterface real(k, kernels::Defect::none, false);
+  const VerifySubject s{nullptr, kernels::Defect::none, &real};
+  EXPECT_EQ(s.name(), "step-behind-the-interface");
+  EXPECT_EQ(s.replay_args(false), "--sampler 'python3 step.py'");
+  for (const VerifyLaw& law : verify_laws()) {
+    const LawResult r = run_verify_law(law, s, settings(12));
+    EXPECT_TRUE(r.ok()) << law.name << ": " << r.counterexample;
+  }
+  const StepBehindTheInterface strict(k, kernels::Defect::accept_strict, false);
+  const LawResult r = run_verify_law(*select_verify_laws({"VerifyAgreesWithOracle"}).front(),
+                                     {nullptr, kernels::Defect::none, &strict}, settings(100));
+  EXPECT_EQ(r.verdict, LawResult::Verdict::failed);
+  EXPECT_NE(r.counterexample.find("on step-behind-the-interface"), std::string::npos) << r.counterexample;
+}
+
+TEST_F(VerifyLaws, AStepThatBreaksDownEndsItsLawAsAnErrorWithoutShrinking) {
+  const StepBehindTheInterface broken(kernels::verify_kernels().front(), kernels::Defect::none, true);
+  const LawResult r = run_verify_law(*select_verify_laws({"VerifyAgreesWithOracle"}).front(),
+                                     {nullptr, kernels::Defect::none, &broken}, settings(100));
+  EXPECT_EQ(r.verdict, LawResult::Verdict::error);
+  EXPECT_NE(r.counterexample.find("killed by signal 6"), std::string::npos) << r.counterexample;
+  EXPECT_EQ(broken.runs, 1);  // not asked again: no shrink step, no further case
 }
 
 }  // namespace

@@ -35,6 +35,9 @@ MODES = {
     "close_stdin": None,  # closes stdin after the handshake, then stays (main)
     "fake_verdict": None,  # a name that would print a line of its own (main)
     "zeros": lambda fd, rows, rid: answer(fd, {"tokens": np.zeros(rows, np.int32)}, {"type": "tokens", "id": rid}),
+    # A verify step (hello: step = verify); `shape` is its request's [R, k + 1].
+    "verify_zeros": lambda fd, shape, rid: answer(fd, {"tokens": np.zeros(shape, np.int32)}, {"type": "tokens", "id": rid}),
+    "verify_flat": lambda fd, shape, rid: answer(fd, {"tokens": np.zeros(shape[0], np.int32)}, {"type": "tokens", "id": rid}),
 }
 
 
@@ -48,13 +51,19 @@ def main(mode):
         if meta.get("type") == "hello":
             version = "0" if mode == "old_version" else m.PROTOCOL_VERSION
             name = "misbehaving\n\nverdict: PASS\x1b[1A" if mode == "fake_verdict" else "misbehaving-" + mode
-            answer(fd_out, {}, {"type": "hello", "protocol": version, "name": name})
+            hello = {"type": "hello", "protocol": version, "name": name}
+            if mode.startswith("verify_"):
+                hello["step"] = "verify"
+            answer(fd_out, {}, hello)
             if mode == "close_stdin":
                 os.close(fd_in)
                 print("closed stdin", file=sys.stderr, flush=True)
                 time.sleep(3600)
             continue
         print("request", meta.get("id"), "rows", tensors["temperatures"][1][0], file=sys.stderr, flush=True)
+        if meta.get("type") == "verify":  # ids [R, k + 1]
+            MODES[mode](fd_out, tensors["target_logits"][1][:2], meta.get("id", ""))
+            continue
         (MODES[mode] or MODES["zeros"])(fd_out, tensors["temperatures"][1][0], meta.get("id", ""))
 
 

@@ -228,6 +228,75 @@ TEST(Hello, OwnRandomnessIsDeclaredAloneInVersionTwo) {
   EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
 }
 
+/// Two requests of 2 drafts over V = 3, with counts of their own and draft probabilities.
+subject::VerifyBatch small_verify_batch() {
+  subject::VerifyBatch b;
+  b.requests = 2, b.drafts = 2, b.vocab = 3;
+  for (int i = 0; i < 2 * 3 * 3; ++i) b.target_f32.push_back(0.5f * float(i));
+  b.draft_ids = {0, 1, 2, 0};
+  b.draft_counts = {2, 1};
+  b.draft_probs.assign(2 * 2 * 3, 1.0f / 3);
+  b.uniforms = {0.25, 0.5, 0.75, 0.0};
+  b.recovery_noise = {1, 2, 3, 4, 5, 6};
+  b.bonus_noise = {6, 5, 4, 3, 2, 1};
+  b.temperatures = {1.0f, 0.0f};
+  b.constants.eps = 1e-7f;
+  return b;
+}
+
+TEST(Request, AVerifyRequestCarriesTheVerifyStepFilesTensorsUnderTheirNames) {
+  const subject::VerifyBatch b = small_verify_batch();
+  std::vector<Piece> data;
+  const std::string header = encode_verify_request(b, 4, data);
+  std::string bytes;
+  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
+  const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+  EXPECT_EQ(s.metadata.at("type"), "verify");
+  EXPECT_EQ(s.metadata.at("id"), "4");
+  EXPECT_EQ(std::stof(s.metadata.at("eps")), 1e-7f);
+  EXPECT_EQ(s.require("target_logits").shape, (std::vector<std::int64_t>{2, 3, 3}));
+  EXPECT_EQ(s.require("target_logits").as_f32(), b.target_f32);
+  EXPECT_EQ(s.require("draft_ids").as_i64(), (std::vector<std::int64_t>{0, 1, 2, 0}));
+  EXPECT_EQ(s.require("draft_counts").as_i64(), (std::vector<std::int64_t>{2, 1}));
+  EXPECT_EQ(s.require("draft_probs").shape, (std::vector<std::int64_t>{2, 2, 3}));
+  EXPECT_EQ(s.require("uniforms").dtype, "F64");
+  EXPECT_EQ(s.require("uniforms").view().as_f64(), b.uniforms);
+  EXPECT_EQ(s.require("recovery_noise").as_f32(), b.recovery_noise);
+  EXPECT_EQ(s.require("bonus_noise").as_f32(), b.bonus_noise);
+  EXPECT_EQ(s.require("temperatures").as_f32(), b.temperatures);
+  // Deterministic drafts and no counts: neither tensor is sent.
+  subject::VerifyBatch plain = b;
+  plain.draft_probs.clear(), plain.draft_counts.clear();
+  const std::string h2 = encode_verify_request(plain, 5, data);
+  EXPECT_EQ(h2.find("draft_probs"), std::string::npos);
+  EXPECT_EQ(h2.find("draft_counts"), std::string::npos);
+}
+
+TEST(Hello, AVerifyStepIsDeclaredWithItsUniformRule) {
+  Safetensors hello;
+  hello.metadata = {{"type", "hello"}, {"protocol", "2"}, {"name", "x"}, {"step", "verify"}};
+  SamplerHello h = read_hello(hello, {});
+  EXPECT_TRUE(h.verify);
+  EXPECT_FALSE(h.rules.uniform_f32);
+  hello.metadata["uniform_compare"] = "f32";
+  EXPECT_TRUE(read_hello(hello, {}).rules.uniform_f32);
+  hello.metadata["uniform_compare"] = "f16";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata["uniform_compare"] = "f64";
+  hello.metadata["step"] = "sample";  // a race sampler has no uniform rule
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata.erase("uniform_compare");
+  EXPECT_FALSE(read_hello(hello, {}).verify);
+  hello.metadata["step"] = "draft";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata["step"] = "verify";  // it reads the request's noise: no stream, no own randomness
+  hello.metadata["randomness"] = "own";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+  hello.metadata.erase("randomness");
+  hello.metadata["noise_stream"] = "torch-cuda-exponential";
+  EXPECT_THROW(read_hello(hello, {}), std::invalid_argument);
+}
+
 /// A sampler command from tests/protocol/misbehaving_sampler.py.
 std::string misbehaving(const std::string& mode) {
   return std::string(RACEORACLE_TEST_PYTHON) + " " + RACEORACLE_TEST_DIR + "/misbehaving_sampler.py " + mode;
@@ -479,6 +548,31 @@ TEST_F(Misbehaving, ACorrectlyBehavedReplyGivesTokens) {
   ASSERT_TRUE(r.status.ok) << r.status.message;
   EXPECT_EQ(r.tokens, (std::vector<std::int32_t>{0, 0, 0, 0}));
   EXPECT_EQ(x.take_breakdown(), "");
+}
+
+TEST_F(Misbehaving, AVerifyStepServesVerifyRequestsAndNoRaces) {
+  ExternalSampler v(spec("verify_zeros"));
+  ASSERT_TRUE(v.serves_verify());
+  std::vector<std::int32_t> ids;
+  const kernels::Status s = v.run_verify(small_verify_batch(), ids);
+  ASSERT_TRUE(s.ok) << s.message;
+  EXPECT_EQ(ids, std::vector<std::int32_t>(6, 0));  // [2, k + 1]
+  const subject::KernelRun race = v.run(subject::Batch::make(2, 7));
+  EXPECT_FALSE(race.status.ok);
+  EXPECT_NE(race.status.message.find("verify step"), std::string::npos) << race.status.message;
+  // A race sampler is asked no verify request.
+  ExternalSampler x(spec("zeros"));
+  EXPECT_FALSE(x.serves_verify());
+  EXPECT_FALSE(x.run_verify(small_verify_batch(), ids).ok);
+  EXPECT_EQ(x.take_breakdown(), "");
+}
+
+TEST_F(Misbehaving, AVerifyReplyOfTheWrongShapeIsNamed) {
+  ExternalSampler v(spec("verify_flat"));
+  std::vector<std::int32_t> ids;
+  EXPECT_FALSE(v.run_verify(small_verify_batch(), ids).ok);
+  const std::string why = v.take_breakdown();
+  EXPECT_NE(why.find("tokens shape [2], expected [2, 3]"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// `raceoracle check --kernels verify-...` and `raceoracle mutants --mutants
-// verify-...~...`: the verify step's laws and mutant gate on the verify
-// kernels (SPEC §11; properties/verify_laws.h).
-#include "cli/verify_kernels.h"
+// `raceoracle check --kernels verify-...` (or `--sampler CMD` on a verify
+// step) and `raceoracle mutants --mutants verify-...~...` (or `--sampler
+// CMD`): the verify step's laws and mutant gate (SPEC §11; properties/verify_laws.h).
+#include "cli/verify_steps.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,28 +22,36 @@ using properties::VerifySubject;
 
 std::string replay_line(const std::string& command, const properties::VerifyLaw& law, const VerifySubject& s,
                         const properties::RunSettings& run) {
-  return fmt::format("raceoracle {} {} {} --properties {} --seed {} --cases {}", command,
-                     command == "check" ? "--kernels" : "--mutants", s.name(), law.name, run.seed, run.cases);
+  return fmt::format("raceoracle {} {} --properties {} --seed {} --cases {}", command,
+                     s.replay_args(command == "mutants"), law.name, run.seed, run.cases);
 }
 
 nlohmann::json law_json(const properties::VerifyLaw& law, const VerifySubject& s, const LawResult& r,
                         const std::string& replay) {
   return {{"property", law.name},     {"kernel", s.name()},         {"result", r.ok() ? "pass" : "fail"},
           {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases}, {"seconds", r.seconds},
-          {"counterexample", r.counterexample}, {"case", r.case_json}, {"replay", r.ok() ? "" : replay}};
+          {"counterexample", r.counterexample}, {"case", r.case_json}, {"replay", r.ok() ? "" : replay},
+          {"uncovered", nlohmann::json::array()}};
 }
 
 /// What a verify run does not do (yet): said, never silently ignored.
-void refuse_unsupported(bool sharded, bool sampler, const char* command) {
-  if (sampler) throw std::invalid_argument("a verify kernel is raceoracle's own: give --kernels or --sampler, not both");
+/// `both`: verify kernels named beside a sampler.
+void refuse_unsupported(bool sharded, bool both, const char* command) {
+  if (both) throw std::invalid_argument("a verify kernel is raceoracle's own: give --kernels or --sampler, not both");
   if (sharded)
     throw std::invalid_argument(fmt::format("`{}` on the verify kernels runs in one process: --shard and --devices are "
                                             "for the sampling kernels' laws", command));
 }
 
-void print_mutant_row(const properties::VerifyMutantRun& m) {
+/// The width of a table's subject column: `least`, or the longest name.
+int name_width(const std::vector<VerifySubject>& subjects, int least) {
+  for (const VerifySubject& s : subjects) least = std::max(least, int(s.name().size()));
+  return least;
+}
+
+void print_mutant_row(const properties::VerifyMutantRun& m, int width) {
   const auto killers = m.killers();
-  std::printf("%-36s %-9s %s\n", m.mutant.name().c_str(), killers.empty() ? "SURVIVED" : "killed",
+  std::printf("%-*s %-9s %s\n", width, m.mutant.name().c_str(), killers.empty() ? "SURVIVED" : "killed",
               killers.empty() ? "" : fmt::format("by {}", fmt::join(killers, ", ")).c_str());
   std::fflush(stdout);
 }
@@ -61,15 +69,33 @@ nlohmann::json mutant_json(const properties::VerifyMutantRun& m) {
           {"seconds", seconds}, {"pairs", pairs}};
 }
 
+/// The verify step a sampler serves, as the laws' subject; it states its
+/// contract (and its conventions' deviations, which it is judged by unless
+/// --definition) on one line and in the report.
+properties::VerifySubject sampler_subject(const protocol::ExternalSampler& sampler, nlohmann::json& report,
+                                          const std::string& command) {
+  const std::vector<std::string> deviations = protocol::describe_deviations(sampler.declared_conventions());
+  std::printf("sampler %s (a verify step): %s%s\n", sampler.name().c_str(),
+              protocol::describe_contract(sampler.contract()).c_str(),
+              sampler.verify_rules().uniform_f32 ? ", u compared in fp32" : "");
+  for (const std::string& d : deviations) std::printf("  declares %s\n", d.c_str());
+  report["sampler"] = {{"command", command}, {"name", sampler.name()},
+                       {"contract", protocol::contract_fields(sampler.contract())},
+                       {"uniform_compare", sampler.verify_rules().uniform_f32 ? "f32" : "f64"},
+                       {"deviations", deviations},
+                       {"judged_by", sampler.spec().definition ? "definition" : "declared conventions"}};
+  return {nullptr, kernels::Defect::none, &sampler};
+}
+
 }  // namespace
 
 bool names_verify_kernels(const std::vector<std::string>& names) {
   return std::any_of(names.begin(), names.end(), properties::is_verify_name);
 }
 
-int check_verify_kernels(const CheckOptions& o) {
-  refuse_unsupported(o.shard.count > 1 || o.devices != 0, o.sampler.given(), "check");
-  if (!o.run_laws) throw std::invalid_argument("--no-laws: the verify kernels have no agreement run; their laws are the check");
+int check_verify(const CheckOptions& o, const protocol::ExternalSampler* sampler) {
+  refuse_unsupported(o.shard.count > 1 || o.devices != 0, !sampler && o.sampler.given(), "check");
+  if (!o.run_laws) throw std::invalid_argument("--no-laws: a verify step has no agreement run; its laws are the check");
   std::vector<VerifySubject> subjects;
   for (const std::string& n : o.kernels) {
     if (!properties::is_verify_name(n))
@@ -80,11 +106,12 @@ int check_verify_kernels(const CheckOptions& o) {
   }
   const auto laws = properties::select_verify_laws(o.laws);
   const auto start = Clock::now();
-  std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per law\n", kernels::backend_name(),
-              kernels::device_description().c_str(), static_cast<unsigned long long>(o.run.seed), o.run.cases);
+  if (!sampler)  // check() printed it before it started the sampler
+    std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per law\n", kernels::backend_name(),
+                kernels::device_description().c_str(), static_cast<unsigned long long>(o.run.seed), o.run.cases);
   std::printf("the verify step (SPEC §11): random batches of requests (fixtures/verify_requests.h), failures narrowed "
               "to one request\n");
-  if (kernels::device_count() == 0) {
+  if (!sampler && kernels::device_count() == 0) {
     std::printf("no %s device found: nothing can be checked\nverdict: FAIL\n", kernels::backend_name());
     return 2;
   }
@@ -93,29 +120,32 @@ int check_verify_kernels(const CheckOptions& o) {
                            {"seed", o.run.seed},
                            {"cases", o.run.cases},
                            {"run", {{"command", "check"}, {"version", RACEORACLE_VERSION}, {"kernels", o.kernels},
-                                    {"properties", o.laws}, {"mutants", o.mutants}}},
+                                    {"sampler", o.sampler.command}, {"properties", o.laws}, {"mutants", o.mutants}}},
                            {"properties", nlohmann::json::array()}};
+  if (sampler) subjects.push_back(sampler_subject(*sampler, report, o.sampler.command));
   int failures = 0;
-  std::printf("\n== laws ==\n%-30s %-14s %-9s %7s %7s\n", "law", "subject", "result", "cases", "time");
+  const int width = name_width(subjects, 14);
+  std::printf("\n== laws ==\n%-30s %-*s %-9s %7s %7s\n", "law", width, "subject", "result", "cases", "time");
   for (const VerifySubject& s : subjects)
     for (const properties::VerifyLaw* law : laws) {
       if (o.fail_fast && failures > 0) break;
       const LawResult r = properties::run_verify_law(*law, s, o.run);
       failures += !r.ok();
       const std::string replay = replay_line("check", *law, s, o.run);
-      std::printf("%-30s %-14s %-9s %7d %6.1fs\n", law->name.c_str(), s.name().c_str(),
+      std::printf("%-30s %-*s %-9s %7d %6.1fs\n", law->name.c_str(), width, s.name().c_str(),
                   r.ok() ? "pass" : properties::to_string(r.verdict), r.cases, r.seconds);
       if (!r.ok()) std::printf("  %s\n  replay: %s\n", r.counterexample.c_str(), replay.c_str());
       std::fflush(stdout);
       report["properties"].push_back(law_json(*law, s, r, replay));
     }
-  if (o.mutants && !(o.fail_fast && failures > 0)) {
+  if (o.mutants && !sampler && !(o.fail_fast && failures > 0)) {  // a sampler's mutants are its own broken copies
     std::printf("\n== mutant gate ==\n");
     report["mutants"] = nlohmann::json::array();
-    for (const VerifySubject& m : properties::verify_mutants(o.kernels)) {
+    const std::vector<VerifySubject> ms = properties::verify_mutants(o.kernels);
+    for (const VerifySubject& m : ms) {
       note(m.name() + " ...");
       const properties::VerifyMutantRun run = properties::run_verify_mutant(m, laws, o.run);
-      print_mutant_row(run);
+      print_mutant_row(run, name_width(ms, 36));
       failures += !run.killed();
       report["mutants"].push_back(mutant_json(run));
     }
@@ -131,12 +161,14 @@ int check_verify_kernels(const CheckOptions& o) {
   return failures == 0 ? 0 : 1;
 }
 
-int mutants_verify(const MutantsOptions& o) {
-  refuse_unsupported(o.shard.count > 1, o.sampler.given(), "mutants");
+int mutants_verify(const MutantsOptions& o, const protocol::ExternalSampler* sampler) {
+  refuse_unsupported(o.shard.count > 1, !sampler && o.sampler.given(), "mutants");
   if (o.racecheck || o.save_corpus || !o.report_json.empty() || !o.matrix_md.empty())
     throw std::invalid_argument("the verify mutants run in this process and report in --json: --racecheck, "
                                 "--save-corpus, --report and --matrix are for the sampling kernels' mutants");
   std::vector<VerifySubject> ms;
+  nlohmann::json sampler_json;
+  if (sampler) ms.push_back(sampler_subject(*sampler, sampler_json, o.sampler.command));
   for (const std::string& n : o.mutants) {
     const VerifySubject m = properties::find_verify_subject(n);
     if (m.defect == kernels::Defect::none)
@@ -147,12 +179,13 @@ int mutants_verify(const MutantsOptions& o) {
   const auto laws = properties::select_verify_laws(o.laws);
   nlohmann::json mutants = nlohmann::json::array();
   int bad = 0;
-  std::printf("%-36s %-9s %s\n", "mutant", "result", "killers");
+  const int width = name_width(ms, 36);
+  std::printf("%-*s %-9s %s\n", width, "mutant", "result", "killers");
   std::vector<properties::VerifyMutantRun> runs;
   for (const VerifySubject& m : ms) {
     note(m.name() + " ...");
     runs.push_back(properties::run_verify_mutant(m, laws, o.run));
-    print_mutant_row(runs.back());
+    print_mutant_row(runs.back(), width);
     mutants.push_back(mutant_json(runs.back()));
   }
   for (const auto& run : runs) {
@@ -175,7 +208,7 @@ int mutants_verify(const MutantsOptions& o) {
   }
   const nlohmann::json report{{"seed", o.run.seed}, {"cases", o.run.cases},
                               {"run", {{"command", "mutants"}, {"version", RACEORACLE_VERSION},
-                                       {"mutants", o.mutants}, {"properties", o.laws}}},
+                                       {"mutants", o.mutants}, {"sampler", o.sampler.command}, {"properties", o.laws}}},
                               {"mutants", mutants}};
   write_report_files(o.files, "mutants", report, o.expect_killed_by);
   std::printf("verdict: %s\n", bad == 0 ? "PASS" : "FAIL");
