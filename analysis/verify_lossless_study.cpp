@@ -100,10 +100,6 @@ subject::VerifyBatch lossless_requests(std::uint64_t seed, race::Dtype dtype) {
   return b;
 }
 
-VerifyStep kernel_step(const kernels::VerifyKernel& kernel, kernels::Defect defect) {
-  return [&kernel, defect](const subject::VerifyBatch& b) { return subject::run_verify_kernel(kernel, b, defect); };
-}
-
 VerifyStep definition_step(const race::NumericsContract& contract) {
   return [contract](const subject::VerifyBatch& b) {
     std::vector<std::int32_t> out(std::size_t(b.requests * (b.drafts + 1)), race::kVerifyPlaceholder);

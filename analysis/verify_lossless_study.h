@@ -52,8 +52,6 @@ struct LosslessRun {
 
 /// A verify step: the k + 1 ids per request it writes for a batch, [requests, drafts + 1].
 using VerifyStep = std::function<std::vector<std::int32_t>(const subject::VerifyBatch&)>;
-/// `kernel` built with `defect`.
-VerifyStep kernel_step(const kernels::VerifyKernel& kernel, kernels::Defect defect = kernels::Defect::none);
 /// The definition itself: the oracle's exact chain (SPEC §11 in float64).
 VerifyStep definition_step(const race::NumericsContract& contract = {});
 

@@ -414,14 +414,16 @@ CommandLine::CommandLine()
                                     "tokens [R, runs, k + 1] (analysis/verify_lossless.h)");
   o.vl->add_option("--kernel", lo.kernel, "instead: run this verify kernel or mutant (e.g. verify-fused, "
                                           "verify-fused~recover_from_target) on analysis/verify_lossless_study.h's requests");
+  add_sampler_options(o.vl, lo.sampler, "instead: run this verify step (docs/SAMPLER_PROTOCOL.md; its hello says "
+                                        "step = verify) on the same requests, its randomness drawn as --noise says");
   std::string noises;
   for (analysis::VerifyNoise n : analysis::kVerifyNoises) noises += std::string(noises.empty() ? "" : ", ") + analysis::to_string(n);
   o.vl->add_option("--noise", lo.noise, "how the kernel's randomness is drawn: " + noises + " (default independent; "
                                         "the others tie verify noise to the draft's, as the field has shipped it)");
-  o.vl->add_option("--runs", lo.study.runs, fmt::format("runs a request, with --kernel (default {})", ld.runs))
+  o.vl->add_option("--runs", lo.study.runs, fmt::format("runs a request, with --kernel or --sampler (default {})", ld.runs))
       ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 24));
-  o.vl->add_option("--dtype", lo.dtype, "target logit dtype, with --kernel (default f32)")->check(CLI::IsMember({"bf16", "f32"}));
-  o.vl->add_option("--seed", lo.study.seed, "seed of the requests and the draws, with --kernel (default: the CI seed)")->check(kSeed);
+  o.vl->add_option("--dtype", lo.dtype, "target logit dtype, with --kernel or --sampler (default f32)")->check(CLI::IsMember({"bf16", "f32"}));
+  o.vl->add_option("--seed", lo.study.seed, "seed of the requests and the draws, with --kernel or --sampler (default: the CI seed)")->check(kSeed);
   o.vl->add_option("--alpha", lo.study.law.alpha, fmt::format("family-wise false-alarm rate (default {:g})", ld.law.alpha))
       ->check(finite_in(0.0, 0.5, true));
   o.vl->add_option("--power", lo.study.law.power,
