@@ -17,9 +17,13 @@ import torch
 
 # What it declares: logits divided by T, then the softmax (pre-scale, a division,
 # IEEE-exact on the CPU); p = w / S before each race; no eps in either race;
-# greedy at T == 0 only (any other T sampled at max(T, 1e-5)).
+# greedy at T == 0 only (any other T sampled at max(T, 1e-5)); each request's
+# top-k, top-p and min-p applied as vLLM's apply_top_k_top_p does
+# (filtered_logits: ties at the k-th value kept, top-p on the top-k set, a
+# stable sort: ties by id).
 CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", div_ulp=0.5,
-                greedy_rule="zero")
+                greedy_rule="zero", filters="top_k,top_p,min_p", top_k_ties="keep_all", top_p_mass="top_k_first",
+                filter_ties="lowest_id")
 
 
 def filtered_logits(logits, t, filters):
@@ -195,7 +199,7 @@ if __name__ == "__main__":
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
     import raceoracle
-    known = DEFECTS + COUNT_DEFECTS
+    known = DEFECTS + COUNT_DEFECTS + FILTER_DEFECTS
     if len(sys.argv) > 2 or sys.argv[1:] and sys.argv[1] not in known:
         print("usage: verify_samplers.py [DEFECT]\n  DEFECT: one of " + ", ".join(known), file=sys.stderr)
         sys.exit(2)

@@ -61,7 +61,7 @@ constexpr bool filter_only(Defect d) {
 /// acceptance, residual or bonus to get wrong.
 inline constexpr Defect kVerifyOnly[] = {Defect::accept_strict, Defect::residual_unclamped, Defect::recover_from_target,
                                          Defect::bonus_after_reject, Defect::draft_row0, Defect::eps_dropped,
-                                         Defect::draft_counts_ignored};
+                                         Defect::draft_counts_ignored, Defect::verify_filters_ignored};
 constexpr bool verify_only(Defect d) {
   for (Defect x : kVerifyOnly)
     if (x == d) return true;
@@ -70,8 +70,8 @@ constexpr bool verify_only(Defect d) {
 /// The defects the verify kernel is built with.
 using VerifyDefects =
     DefectSet<Defect::none, kVerifyOnly[0], kVerifyOnly[1], kVerifyOnly[2], kVerifyOnly[3], kVerifyOnly[4], kVerifyOnly[5],
-              kVerifyOnly[6]>;
-static_assert(std::size(kVerifyOnly) == 7, "VerifyDefects lists every entry of kVerifyOnly");
+              kVerifyOnly[6], kVerifyOnly[7]>;
+static_assert(std::size(kVerifyOnly) == 8, "VerifyDefects lists every entry of kVerifyOnly");
 
 inline constexpr std::size_t kTensorDefectCount =
     std::size(kAllDefects) - std::size(kDrawnOnly) - std::size(kFilterOnly) - std::size(kVerifyOnly);

@@ -35,18 +35,23 @@ struct RowFilters {
   float top_p = 1.0f, min_p = 0.0f;
   __device__ bool any() const { return top_k_on || top_p_on || min_p_on; }
 };
+/// Entry `row` of `filters` ([rows], or null: none) over a vocabulary of `vocab`.
 template <Defect D>
-__device__ __forceinline__ RowFilters read_filters(const SampleArgs& a, std::int64_t row) {
+__device__ __forceinline__ RowFilters read_filters(const race::RowFilter* filters, std::int64_t vocab, std::int64_t row) {
   RowFilters r;
-  if (!a.filters) return r;
-  const race::RowFilter f = a.filters[D == Defect::filters_row0 ? 0 : row];
-  r.top_k_on = race::top_k_on(f, a.vocab);
+  if (!filters) return r;
+  const race::RowFilter f = filters[D == Defect::filters_row0 ? 0 : row];
+  r.top_k_on = race::top_k_on(f, vocab);
   r.top_p_on = race::top_p_on(f);
   r.min_p_on = race::min_p_on(f);
   r.top_k = f.top_k;
   r.top_p = f.top_p;
   r.min_p = f.min_p;
   return r;
+}
+template <Defect D>
+__device__ __forceinline__ RowFilters read_filters(const SampleArgs& a, std::int64_t row) {
+  return read_filters<D>(a.filters, a.vocab, row);
 }
 
 /// An id's unnormalised probability exp((x - m) / t) in post order, what the

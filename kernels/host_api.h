@@ -123,6 +123,10 @@ struct VerifyArgs {
   const float* recovery_noise = nullptr;    ///< [requests, vocab]
   const float* bonus_noise = nullptr;       ///< [requests, vocab]
   const float* temperatures = nullptr;      ///< [requests]
+  /// [requests]: each request's filters (SPEC §9), applied to every target
+  /// row of a sampling request, the probabilities renormalised over the kept
+  /// set (the draft probabilities taken as given); null: none.
+  const race::RowFilter* filters = nullptr;
   std::int32_t* tokens = nullptr;           ///< [requests, drafts + 1], written: a + 1 ids, then race::kVerifyPlaceholder
   float eps = race::kDefaultEps;
   float greedy_eps = race::kDefaultGreedyEps;

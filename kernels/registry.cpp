@@ -113,6 +113,13 @@ race::NumericsContract VerifyKernel::contract() const {
   c.scale_divides = true;
   c.rescales = name == "verify-fused" ? 1 : 0;
   c.normalises = true;
+  // Filters as the fused filtered race selects them (kernels/verify_filters.h):
+  // rank by the logit, every id tied at the k-th kept, top-p on the top-k
+  // set, ties by id, sums in any order.
+  c.filters.applied = true;
+  c.filters.top_k_ties = race::TopKTies::keep_all;
+  c.filters.top_p_mass = race::TopPMass::top_k_first;
+  c.filters.tie_order = race::TieOrder::lowest_id;
   set_platform_math(c);
   return c;
 }

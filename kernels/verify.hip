@@ -9,15 +9,17 @@
 //      draft is the greedy id), then the block races the residual
 //      max(P - Q, 0) / (R + eps) at the first rejection, or P / (B + eps) on
 //      the bonus row when every draft is accepted, ties to the lowest id.
-// Without draft probabilities Q is the point mass at the draft.
-#include "kernels/filtered_row.h"
-#include "kernels/verify_row.h"
+// Without draft probabilities Q is the point mass at the draft. A batch
+// with filters first finds each filtered row's cuts (kernels/verify_filters.h);
+// the softmax is then over the kept ids.
+#include "kernels/verify_filters.h"
 
 namespace raceoracle::kernels {
 namespace {
 
 struct VerifyLaunch {
   VerifyArgs a;
+  filtered::Kept* cuts;  // [requests, drafts + 1]: each row's cuts (with filters)
   float* probs;          // [requests, drafts + 1, vocab]
   std::int32_t* greedy;  // [requests, drafts + 1]: each row's greedy id (greedy requests)
 };
@@ -45,9 +47,19 @@ __global__ __launch_bounds__(THREADS) void verify_softmax_kernel(VerifyLaunch l)
   m = block_max<D>(m, smem_max);
   const float m_safe = m == -INFINITY ? 0.0f : m;
   float s = 0.0f;
+  float* p = l.probs + row * n;
+  if (verify::applies_filters<D>(a)) {  // the softmax over the kept ids
+    const filtered::Kept k = l.cuts[row];
+    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
+                         [&](std::int64_t i, float v, float) { s += verify::kept_weight<Logit>(k, i, v, t, m_safe); });
+    s = block_sum<D>(s, smem_sum);
+    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t i, float v, float) {
+      p[i] = s > 0.0f ? verify::kept_weight<Logit>(k, i, v, t, m_safe) / s : 0.0f;
+    });
+    return;
+  }
   for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t, float v, float) { s += expf(v / t - m_safe); });
   s = block_sum<D>(s, smem_sum);
-  float* p = l.probs + row * n;
   for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
                        [&](std::int64_t i, float v, float) { p[i] = s > 0.0f ? expf(v / t - m_safe) / s : 0.0f; });
 }
@@ -107,7 +119,11 @@ __global__ __launch_bounds__(THREADS) void verify_chain_kernel(VerifyLaunch l) {
 template <class Logit, Defect D>
 hipError_t launch_verify(const VerifyLaunch& l) {
   const unsigned rows = unsigned(l.a.requests * (l.a.drafts + 1));
-  hipError_t e = device::launch_chained(verify_softmax_kernel<Logit, kVerifyThreads, D>, dim3(rows), dim3(kVerifyThreads), l);
+  hipError_t e = hipSuccess;
+  if (verify::applies_filters<D>(l.a))
+    e = device::launch_chained(verify::select_kernel<Logit, kVerifyThreads, D>, dim3(rows), dim3(kVerifyThreads), l.a, l.cuts);
+  if (e != hipSuccess) return e;
+  e = device::launch_chained(verify_softmax_kernel<Logit, kVerifyThreads, D>, dim3(rows), dim3(kVerifyThreads), l);
   if (e != hipSuccess) return e;
   return device::launch_chained(verify_chain_kernel<kVerifyRequestThreads, D>, dim3(unsigned(l.a.requests)),
                                 dim3(kVerifyRequestThreads), l);
@@ -117,14 +133,15 @@ hipError_t launch_verify(const VerifyLaunch& l) {
 
 std::size_t verify_scratch_bytes(std::int64_t requests, std::int64_t drafts, std::int64_t vocab) {
   const std::size_t rows = std::size_t(requests) * std::size_t(drafts + 1);
-  return rows * std::size_t(vocab) * sizeof(float) + rows * sizeof(std::int32_t);
+  return rows * sizeof(filtered::Kept) + rows * std::size_t(vocab) * sizeof(float) + rows * sizeof(std::int32_t);
 }
 
 Status verify_probs(const VerifyArgs& a, Defect d, void* scratch) {
   if (std::string e = check_verify_args(a); !e.empty()) return Status::error(e);
   const std::size_t rows = std::size_t(a.requests) * std::size_t(a.drafts + 1);
-  float* probs = static_cast<float*>(scratch);
-  const VerifyLaunch l{a, probs, reinterpret_cast<std::int32_t*>(probs + rows * std::size_t(a.vocab))};
+  auto* cuts = static_cast<filtered::Kept*>(scratch);  // first: the widest alignment
+  float* probs = reinterpret_cast<float*>(cuts + rows);
+  const VerifyLaunch l{a, cuts, probs, reinterpret_cast<std::int32_t*>(probs + rows * std::size_t(a.vocab))};
   if (!VerifyDefects::contains(d)) return Status::error(std::string("the verify kernel is not built with defect ") + to_string(d));
   const hipError_t err = visit_defect(VerifyDefects{}, d, [&](auto D) {
     return a.dtype == Dtype::f32 ? launch_verify<float, D()>(l) : launch_verify<std::uint16_t, D()>(l);

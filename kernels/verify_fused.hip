@@ -10,8 +10,10 @@
 //      over the row, P recomputed from the logits.
 // It never writes the probabilities: (k + 2) V logits, V draft probabilities
 // and V noise read, against the baseline's (k + 1) V logits and (k + 1) V
-// probabilities written and read again (kernels/verify.hip).
-#include "kernels/verify_row.h"
+// probabilities written and read again (kernels/verify.hip). A batch with
+// filters first finds each filtered row's cuts (kernels/verify_filters.h),
+// one workgroup a row; the tiles' sums and P are then over the kept ids.
+#include "kernels/verify_filters.h"
 
 namespace raceoracle::kernels {
 namespace {
@@ -19,6 +21,7 @@ namespace {
 struct FusedVerifyLaunch {
   VerifyArgs a;
   std::int64_t tiles;
+  filtered::Kept* cuts;    // [requests, drafts + 1]: each row's cuts (with filters)
   float* part_m;           // [requests, drafts + 1, tiles]: the tile's max of fl(x / t) (greedy: of x)
   float* part_s;           // the tile's sum expf(fl(x / t) - m_t)
   std::int32_t* part_idx;  // greedy: the tile's lowest id of its max
@@ -57,7 +60,13 @@ __global__ __launch_bounds__(THREADS) void verify_tile_kernel(FusedVerifyLaunch 
   m = block_max<D>(m, smem_max);
   const float m_safe = m == -INFINITY ? 0.0f : m;
   float s = 0.0f;
-  for_each_id<THREADS>(x, static_cast<const float*>(nullptr), count, [&](std::int64_t, float v, float) { s += expf(v / t - m_safe); });
+  if (verify::applies_filters<D>(a)) {  // the kept ids' sum (the tile's max is kept, or nothing of it but ties)
+    const filtered::Kept k = l.cuts[row];
+    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), count,
+                         [&](std::int64_t i, float v, float) { s += verify::kept_weight<Logit>(k, start + i, v, t, m_safe); });
+  } else {
+    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), count, [&](std::int64_t, float v, float) { s += expf(v / t - m_safe); });
+  }
   s = block_sum<D>(s, smem_sum);
   if (threadIdx.x == 0) l.part_m[slot] = m, l.part_s[slot] = s;
 }
@@ -99,7 +108,13 @@ __global__ __launch_bounds__(THREADS) void verify_fused_chain_kernel(FusedVerify
     S = block_sum<D>(s, smem_sum);
     __syncthreads();  // smem_max and smem_sum serve the next position's reductions
   };
-  auto prob = [&](float v, float M, float S) { return S > 0.0f ? expf(v / t - M) / S : 0.0f; };
+  // Id i's P on row j from its logit v: 0 where the row's cuts drop it (M, S: the row's).
+  const bool filters = verify::applies_filters<D>(a);
+  auto cuts_of = [&](std::int64_t j) { return filters ? l.cuts[req * rows + j] : filtered::Kept{}; };
+  auto prob = [&](const filtered::Kept& c, std::int64_t i, float v, float M, float S) {
+    if (!(S > 0.0f)) return 0.0f;
+    return (filters ? verify::kept_weight<Logit>(c, i, v, t, M) : expf(v / t - M)) / S;
+  };
   // The chain, every thread walking it alike (the same values, the same branches).
   std::int64_t acc = k;
   for (std::int64_t j = 0; j < k; ++j) {
@@ -118,7 +133,7 @@ __global__ __launch_bounds__(THREADS) void verify_fused_chain_kernel(FusedVerify
     float M, S;
     row_stats(j, M, S);
     const float* q = verify::draft_row<D>(a, req, j);
-    const float p = prob(load_logit(target_row<Logit>(a, req * rows + j) + dj), M, S);
+    const float p = prob(cuts_of(j), dj, load_logit(target_row<Logit>(a, req * rows + j) + dj), M, S);
     if (!verify::accepts<D>(p, q ? q[dj] : 1.0f, a.uniforms[req * a.drafts + j])) {
       acc = j;
       break;
@@ -131,21 +146,23 @@ __global__ __launch_bounds__(THREADS) void verify_fused_chain_kernel(FusedVerify
     float M, S;
     row_stats(acc, M, S);
     const Logit* x = target_row<Logit>(a, req * rows + acc);
+    const filtered::Kept c = cuts_of(acc);
     if (acc == k) {
       token = verify::race_row<THREADS, D>(n, a.bonus_noise + req * n, a.eps,
-                                           [&](std::int64_t i) { return prob(load_logit(x + i), M, S); }, smem_best);
+                                           [&](std::int64_t i) { return prob(c, i, load_logit(x + i), M, S); }, smem_best);
     } else {
       const float* q = verify::draft_row<D>(a, req, acc);
       const std::int32_t dj = d[acc];
       token = verify::race_row<THREADS, D>(n, a.recovery_noise + req * n, a.eps, [&](std::int64_t i) {
-        return verify::residual<D>(prob(load_logit(x + i), M, S), q, i, dj);
+        return verify::residual<D>(prob(c, i, load_logit(x + i), M, S), q, i, dj);
       }, smem_best);
       if constexpr (D == Defect::bonus_after_reject) {
         float Mk, Sk;
         row_stats(k, Mk, Sk);
         const Logit* xk = target_row<Logit>(a, req * rows + k);
+        const filtered::Kept ck = cuts_of(k);
         bonus = verify::race_row<THREADS, D>(n, a.bonus_noise + req * n, a.eps,
-                                             [&](std::int64_t i) { return prob(load_logit(xk + i), Mk, Sk); }, smem_bonus);
+                                             [&](std::int64_t i) { return prob(ck, i, load_logit(xk + i), Mk, Sk); }, smem_bonus);
       }
     }
   }
@@ -155,8 +172,12 @@ __global__ __launch_bounds__(THREADS) void verify_fused_chain_kernel(FusedVerify
 template <class Logit, Defect D>
 hipError_t launch_fused_verify(const FusedVerifyLaunch& l) {
   const unsigned rows = unsigned(l.a.requests * (l.a.drafts + 1));
-  hipError_t e = device::launch_chained(verify_tile_kernel<Logit, kVerifyThreads, D>, dim3(unsigned(l.tiles), rows),
-                                        dim3(kVerifyThreads), l);
+  hipError_t e = hipSuccess;
+  if (verify::applies_filters<D>(l.a))
+    e = device::launch_chained(verify::select_kernel<Logit, kVerifyThreads, D>, dim3(rows), dim3(kVerifyThreads), l.a, l.cuts);
+  if (e != hipSuccess) return e;
+  e = device::launch_chained(verify_tile_kernel<Logit, kVerifyThreads, D>, dim3(unsigned(l.tiles), rows),
+                             dim3(kVerifyThreads), l);
   if (e != hipSuccess) return e;
   return device::launch_chained(verify_fused_chain_kernel<Logit, kVerifyRequestThreads, D>, dim3(unsigned(l.a.requests)),
                                 dim3(kVerifyRequestThreads), l);
@@ -165,17 +186,19 @@ hipError_t launch_fused_verify(const FusedVerifyLaunch& l) {
 }  // namespace
 
 std::size_t verify_fused_scratch_bytes(std::int64_t requests, std::int64_t drafts, std::int64_t vocab) {
-  const std::size_t slots = std::size_t(requests) * std::size_t(drafts + 1) * std::size_t((vocab + kVerifyTile - 1) / kVerifyTile);
-  return slots * (2 * sizeof(float) + sizeof(std::int32_t));
+  const std::size_t rows = std::size_t(requests) * std::size_t(drafts + 1);
+  const std::size_t slots = rows * std::size_t((vocab + kVerifyTile - 1) / kVerifyTile);
+  return rows * sizeof(filtered::Kept) + slots * (2 * sizeof(float) + sizeof(std::int32_t));
 }
 
 Status verify_fused(const VerifyArgs& a, Defect d, void* scratch) {
   if (std::string e = check_verify_args(a); !e.empty()) return Status::error(e);
   if (!VerifyDefects::contains(d)) return Status::error(std::string("the verify kernel is not built with defect ") + to_string(d));
   const std::int64_t tiles = (a.vocab + kVerifyTile - 1) / kVerifyTile;
-  const std::size_t slots = std::size_t(a.requests) * std::size_t(a.drafts + 1) * std::size_t(tiles);
-  float* m = static_cast<float*>(scratch);
-  const FusedVerifyLaunch l{a, tiles, m, m + slots, reinterpret_cast<std::int32_t*>(m + 2 * slots)};
+  const std::size_t rows = std::size_t(a.requests) * std::size_t(a.drafts + 1), slots = rows * std::size_t(tiles);
+  auto* cuts = static_cast<filtered::Kept*>(scratch);  // first: the widest alignment
+  float* m = reinterpret_cast<float*>(cuts + rows);
+  const FusedVerifyLaunch l{a, tiles, cuts, m, m + slots, reinterpret_cast<std::int32_t*>(m + 2 * slots)};
   const hipError_t err = visit_defect(VerifyDefects{}, d, [&](auto D) {
     return a.dtype == Dtype::f32 ? launch_fused_verify<float, D()>(l) : launch_fused_verify<std::uint16_t, D()>(l);
   }, hipErrorInvalidValue);

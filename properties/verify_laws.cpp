@@ -11,6 +11,7 @@
 
 #include "oracle/verify.h"
 #include "properties/rapidcheck_run.h"
+#include "subject/batch.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -81,6 +82,23 @@ std::string recovered_token_has_residual(const VerifyLawContext& x) {
     return fmt::format("ids {}: draft {} rejected and id {} emitted, whose residual max(P - Q, 0) is 0 whatever fp32 "
                        "computes (P <= {:.9g}, Q = {:.9g})",
                        ids_of(out, k), a, t, P.hi[std::size_t(t)], q);
+  });
+}
+
+std::string filtered_ids_never_emitted(const VerifyLawContext& x) {
+  const race::NumericsContract contract = x.subject.contract();
+  const float eps = race::race_eps(x.batch.constants.eps, contract.conventions);
+  return for_each_request(x, [&](std::int64_t, const oracle::VerifyView& view, const oracle::VerifyVerdict& v,
+                                 const std::int32_t* out) -> std::string {
+    const std::int64_t k = view.drafts, a = accepted_count(out, k);
+    if (v.request_class != oracle::RowClass::sampling || a < 0 || a > k) return {};
+    const std::int32_t t = out[a];
+    // Id 0 is the race's answer when every key is 0 (SPEC §11): not judged here.
+    if (t <= 0 || t >= view.vocab) return {};
+    const oracle::Probabilities P = oracle::target_probabilities(view, a, contract, eps);
+    if (P.hi[std::size_t(t)] > 0) return {};
+    return fmt::format("ids {}: id {} emitted at target row {}, where it is masked or surely filtered out{}",
+                       ids_of(out, k), t, a, view.filter ? " (" + subject::describe(*view.filter) + ")" : std::string());
   });
 }
 
@@ -267,6 +285,10 @@ const std::vector<VerifyLaw>& verify_laws() {
       {"RecoveredTokenHasResidual",
        "the token emitted at a rejection is id 0 or an id whose residual max(P - Q, 0) may be positive",
        recovered_token_has_residual},
+      {"FilteredIdsNeverEmitted",
+       "the token emitted after the accepted drafts is id 0 or an id of positive probability at its row: never a "
+       "masked id, nor one the request's filters surely drop",
+       filtered_ids_never_emitted},
       {"GreedyVerifyIsTheArgmaxChain",
        "a greedy request accepts while each draft is its row's lowest-id raw maximum, then emits that maximum",
        greedy_verify_is_the_argmax_chain},

@@ -54,6 +54,26 @@ std::string shell_quote(const std::string& s) {
 }
 
 namespace {
+/// Each row's (or request's) filters, when there are any, as `top_k` I32,
+/// `top_p` and `min_p` F32, each [filters.size()], packed into `scratch`.
+void add_filters(const std::vector<race::RowFilter>& filters, std::vector<Piece>& data,
+                 std::vector<std::vector<unsigned char>>& scratch, std::vector<TensorRef>& refs) {
+  if (filters.empty()) return;
+  const std::int64_t rows = std::int64_t(filters.size());
+  const std::size_t n = std::size_t(rows) * 4;
+  unsigned char* p = scratch.emplace_back(3 * n).data();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const race::RowFilter& f = filters[std::size_t(r)];
+    std::memcpy(p + 4 * r, &f.top_k, 4);
+    std::memcpy(p + n + 4 * r, &f.top_p, 4);
+    std::memcpy(p + 2 * n + 4 * r, &f.min_p, 4);
+  }
+  for (int k = 0; k < 3; ++k) data.push_back({p + k * n, n});
+  refs.push_back({"top_k", "I32", {rows}, p, n});
+  refs.push_back({"top_p", "F32", {rows}, p + n, n});
+  refs.push_back({"min_p", "F32", {rows}, p + 2 * n, n});
+}
+
 /// What every request carries: the logits (rows packed), the temperatures
 /// and, when any row has them, the rows' filters (SPEC §9) as `top_k` I32,
 /// `top_p` and `min_p` F32, each [rows].
@@ -65,21 +85,7 @@ std::vector<TensorRef> encode_inputs(const subject::Batch& b, std::vector<Piece>
   std::vector<TensorRef> refs{
       {"logits", b.dtype == oracle::Dtype::bf16 ? "BF16" : "F32", {b.rows, b.vocab}, data[0].data, data[0].bytes},
       {"temperatures", "F32", {b.rows}, data[1].data, data[1].bytes}};
-  if (!b.filters.empty()) {
-    scratch.emplace_back(std::size_t(b.rows) * 12);
-    unsigned char* p = scratch.back().data();
-    for (std::int64_t r = 0; r < b.rows; ++r) {
-      const race::RowFilter& f = b.filters[std::size_t(r)];
-      std::memcpy(p + 4 * r, &f.top_k, 4);
-      std::memcpy(p + 4 * (b.rows + r), &f.top_p, 4);
-      std::memcpy(p + 4 * (2 * b.rows + r), &f.min_p, 4);
-    }
-    const std::size_t n = std::size_t(b.rows) * 4;
-    for (int k = 0; k < 3; ++k) data.push_back({p + k * n, n});
-    refs.push_back({"top_k", "I32", {b.rows}, p, n});
-    refs.push_back({"top_p", "F32", {b.rows}, p + n, n});
-    refs.push_back({"min_p", "F32", {b.rows}, p + 2 * n, n});
-  }
+  add_filters(b.filters, data, scratch, refs);
   return refs;
 }
 
@@ -310,7 +316,8 @@ subject::KernelRun ExternalSampler::run(const subject::Batch& b, const kernels::
   return out;
 }
 
-std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t id, std::vector<Piece>& data) {
+std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t id, std::vector<Piece>& data,
+                                  std::vector<std::vector<unsigned char>>& scratch) {
   const std::int64_t R = b.requests, k = b.drafts, V = b.vocab;
   std::vector<TensorRef> refs;
   data.clear();
@@ -328,6 +335,7 @@ std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t i
   add("recovery_noise", "F32", {R, V}, b.recovery_noise.data(), b.recovery_noise.size() * 4);
   add("bonus_noise", "F32", {R, V}, b.bonus_noise.data(), b.bonus_noise.size() * 4);
   add("temperatures", "F32", {R}, b.temperatures.data(), b.temperatures.size() * 4);
+  add_filters(b.filters, data, scratch, refs);
   return encode_header(refs, {{"type", "verify"},
                               {"id", std::to_string(id)},
                               {"eps", fmt::format("{:.9g}", b.constants.eps)},
@@ -339,8 +347,8 @@ kernels::Status ExternalSampler::run_verify(const subject::VerifyBatch& b, std::
     return kernels::Status::error("the sampler is a race sampler: it serves no verify requests (a verify step's hello "
                                   "says step = verify)");
   Reply r;
-  const kernels::Status s = exchange([&](std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>&) {
-    return encode_verify_request(b, id, data);
+  const kernels::Status s = exchange([&](std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch) {
+    return encode_verify_request(b, id, data, scratch);
   }, b.requests, b.vocab, b.drafts + 1, r);
   if (!s.ok) return s;
   ids.clear();

@@ -130,8 +130,10 @@ std::string encode_draws_request(const subject::Batch& b, const std::vector<std:
                                  std::uint64_t id, std::vector<Piece>& data, std::vector<std::vector<unsigned char>>& scratch);
 
 /// A verify request for `b` (docs/SAMPLER_PROTOCOL.md): the tensors of a
-/// verify-step file less `tokens`, under the same names; reply tokens [R, k + 1].
-std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t id, std::vector<Piece>& data);
+/// verify-step file less `tokens`, under the same names (the requests'
+/// filters as `top_k`, `top_p`, `min_p` [R], packed into `scratch`); reply tokens [R, k + 1].
+std::string encode_verify_request(const subject::VerifyBatch& b, std::uint64_t id, std::vector<Piece>& data,
+                                  std::vector<std::vector<unsigned char>>& scratch);
 
 /// Shell quoting for a replay line: 'text' with embedded quotes escaped.
 /// Text a sampler sent (its name, an error message) as it may be printed:

@@ -4,6 +4,7 @@
 
 #include "kernels/device_memory.h"
 #include "kernels/host_api.h"
+#include "subject/batch.h"
 
 namespace raceoracle::subject {
 
@@ -16,11 +17,13 @@ std::int64_t VerifyBatch::draft_count(std::int64_t r) const {
 }
 
 oracle::VerifyView VerifyBatch::request(std::int64_t r) const {
-  return oracle::VerifyBatchView{target(), dtype, requests, drafts, vocab, draft_ids.data(),
-                                 draft_probs.empty() ? nullptr : draft_probs.data(), uniforms.data(),
-                                 recovery_noise.data(), bonus_noise.data(), temperatures.data(),
-                                 draft_counts.empty() ? nullptr : draft_counts.data()}
-      .request(r);
+  oracle::VerifyView v = oracle::VerifyBatchView{target(), dtype, requests, drafts, vocab, draft_ids.data(),
+                                                 draft_probs.empty() ? nullptr : draft_probs.data(), uniforms.data(),
+                                                 recovery_noise.data(), bonus_noise.data(), temperatures.data(),
+                                                 draft_counts.empty() ? nullptr : draft_counts.data()}
+                             .request(r);
+  if (!filters.empty()) v.filter = &filters[std::size_t(r)];
+  return v;
 }
 
 VerifyBatch requests_of(const VerifyBatch& b, const std::vector<std::int64_t>& rs) {
@@ -43,15 +46,17 @@ VerifyBatch requests_of(const VerifyBatch& b, const std::vector<std::int64_t>& r
     take(b.recovery_noise, out.recovery_noise, r, b.vocab);
     take(b.bonus_noise, out.bonus_noise, r, b.vocab);
     take(b.temperatures, out.temperatures, r, 1);
+    if (!b.filters.empty()) take(b.filters, out.filters, r, 1);
   }
   return out;
 }
 
 std::string request_name(const VerifyBatch& b, std::int64_t r) {
   const std::int64_t k = b.draft_count(r);
-  return fmt::format("{} (T = {}, {} draft{}{})", b.requests == 1 ? std::string("the request") : fmt::format("request {}", r),
+  return fmt::format("{} (T = {}, {} draft{}{}{})", b.requests == 1 ? std::string("the request") : fmt::format("request {}", r),
                      b.temperatures[std::size_t(r)], k, k == 1 ? "" : "s",
-                     k == b.drafts ? "" : fmt::format(" of the batch's {}", b.drafts));
+                     k == b.drafts ? "" : fmt::format(" of the batch's {}", b.drafts),
+                     b.filters.empty() ? "" : ", " + describe(b.filters[std::size_t(r)]));
 }
 
 std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, const VerifyBatch& b, kernels::Defect defect) {
@@ -68,6 +73,8 @@ std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, cons
   if (!b.draft_probs.empty()) probs = DeviceArray<float>(b.draft_probs);
   DeviceArray<double> uniforms(b.uniforms.empty() ? std::vector<double>{0.0} : b.uniforms);
   DeviceArray<float> recovery(b.recovery_noise), bonus(b.bonus_noise), temperatures(b.temperatures);
+  DeviceArray<race::RowFilter> filters;
+  if (!b.filters.empty()) filters = DeviceArray<race::RowFilter>(b.filters);
   DeviceArray<std::int32_t> tokens(std::size_t(b.requests * rows));
   DeviceArray<std::uint8_t> scratch(k.scratch_bytes(b.requests, b.drafts, b.vocab));
   kernels::VerifyArgs a;
@@ -79,6 +86,7 @@ std::vector<std::int32_t> run_verify_kernel(const kernels::VerifyKernel& k, cons
   a.draft_probs = b.draft_probs.empty() ? nullptr : probs.get();
   a.uniforms = uniforms.get();
   a.recovery_noise = recovery.get(), a.bonus_noise = bonus.get(), a.temperatures = temperatures.get();
+  a.filters = b.filters.empty() ? nullptr : filters.get();
   a.tokens = tokens.get();
   a.eps = b.constants.eps, a.greedy_eps = b.constants.greedy_eps;
   const kernels::Status s = k.launch(a, defect, scratch.get());

@@ -25,6 +25,7 @@ struct VerifyBatch {
   std::vector<double> uniforms;             ///< [requests, drafts]
   std::vector<float> recovery_noise, bonus_noise;  ///< [requests, vocab] each
   std::vector<float> temperatures;          ///< [requests]
+  std::vector<race::RowFilter> filters;     ///< [requests]: each request's filters (SPEC §9), or empty: none
   race::RaceConstants constants;
 
   const void* target() const;

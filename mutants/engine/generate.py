@@ -1,5 +1,5 @@
 """Generates the schemata sources and the mutant list from the kernel sources
-(kernels/*.hip and kernels/race.h), through clang's AST of the translation
+(kernels/*.hip, kernels/race.h and kernels/filtered_select.h), through clang's AST of the translation
 units the cpu build compiles. Only device code is mutated (the bodies of
 `__global__` and `__device__` functions): host code there checks arguments
 and launches, and is judged by tests/kernels, not by the property suite. A mutant the compiler rejects (a switch in a
@@ -22,7 +22,7 @@ from sources import Source
 # too, and a mutated inline copy beside the unmutated one would be one
 # definition twice (the linker keeps either). The named mutants reach its
 # arithmetic (no_m_safe, wrong_rescale, no_rescale, fast_exp).
-TARGET_GLOBS = ("kernels/*.hip", "kernels/race.h")
+TARGET_GLOBS = ("kernels/*.hip", "kernels/race.h", "kernels/filtered_select.h")
 # The verify kernels are not targets yet: a machine-made mutant is judged by
 # `raceoracle check` on the subjects that reach it, and they are not subjects
 # of check's laws (their named mutants are killed by

@@ -194,10 +194,11 @@ def _torch_inputs(tensors, device):
 _VERIFY_ARGS = ("target_logits", "draft_ids", "draft_probs", "uniforms", "recovery_noise", "bonus_noise", "temperatures")
 
 
-def _verify_call(fn, inputs, meta, tensors, device, widened):
+def _verify_call(fn, fields, inputs, meta, tensors, device, widened):
     """fn on a verify request: ids [R, k + 1]. BF16 target logits widened to
     float32 (numpy) or as torch.bfloat16; draft_counts passed when the request
-    carries them, eps and greedy_eps when fn's signature names them."""
+    carries them, filters= when fn declared filters (None for a request
+    without), eps and greedy_eps when fn's signature names them."""
     def get(name):
         if name not in inputs:
             return None
@@ -207,6 +208,8 @@ def _verify_call(fn, inputs, meta, tensors, device, widened):
     kwargs = {}
     if "draft_counts" in inputs:
         kwargs["draft_counts"] = get("draft_counts")
+    if fields.get("filters", "none") != "none":
+        kwargs["filters"] = _filters(inputs, tensors, device)
     params = inspect.signature(fn).parameters
     eps, greedy_eps = _constants(meta, tensors)
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
@@ -273,7 +276,7 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
             continue
         try:
             if verify:  # a speculative-decoding verify step: ids [R, k + 1]
-                out = _verify_call(fn, inputs, meta, tensors, device, widened)
+                out = _verify_call(fn, fields, inputs, meta, tensors, device, widened)
                 m.write_message(write_fd, {"tokens": _numpy_tokens(out)}, {"type": "tokens", "id": rid})
                 out = None
                 answered += 1
@@ -316,8 +319,9 @@ def serve(fn, *, tensors="numpy", device="cpu", name=None, **contract):
     verify step (step="verify"): fn(target_logits [R, k + 1, V], draft_ids
     [R, k], draft_probs [R, k, V] or None, uniforms [R, k] float64,
     recovery_noise [R, V], bonus_noise [R, V], temperatures [R],
-    draft_counts=[R] when a request carries them) -> ids [R, k + 1], and eps=,
-    greedy_eps= when its signature names them. With
+    draft_counts=[R] when a request carries them, filters=Filters(...) or
+    None when it declared filters) -> ids [R, k + 1], and eps=, greedy_eps=
+    when its signature names them. With
     tensors="numpy", BF16 logits arrive widened to float32 (exactly), and eps
     and greedy_eps as numpy float32 scalars; with tensors="torch", logits as
     torch.bfloat16 (or float32) on `device`, eps and greedy_eps as Python

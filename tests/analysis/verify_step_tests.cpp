@@ -34,6 +34,14 @@ class VerifyStepFiles : public protocol::testing::SafetensorsFiles {
     s.tensors["bonus_noise"] = tensor("F32", {R, V}, b.bonus_noise);
     s.tensors["temperatures"] = tensor("F32", {R}, b.temperatures);
     s.tensors["tokens"] = tensor("I32", {R, k + 1}, tokens);
+    if (!b.filters.empty()) {
+      std::vector<std::int32_t> top_k;
+      std::vector<float> top_p, min_p;
+      for (const race::RowFilter& f : b.filters) top_k.push_back(f.top_k), top_p.push_back(f.top_p), min_p.push_back(f.min_p);
+      s.tensors["top_k"] = tensor("I32", {R}, top_k);
+      s.tensors["top_p"] = tensor("F32", {R}, top_p);
+      s.tensors["min_p"] = tensor("F32", {R}, min_p);
+    }
     s.metadata = protocol::contract_fields(kernel.contract());
     return s;
   }

@@ -245,9 +245,11 @@ subject::VerifyBatch small_verify_batch() {
 }
 
 TEST(Request, AVerifyRequestCarriesTheVerifyStepFilesTensorsUnderTheirNames) {
-  const subject::VerifyBatch b = small_verify_batch();
+  subject::VerifyBatch b = small_verify_batch();
+  b.filters = {{2, 0.9f, 0.0f}, {0, 1.0f, 0.05f}};
   std::vector<Piece> data;
-  const std::string header = encode_verify_request(b, 4, data);
+  std::vector<std::vector<unsigned char>> scratch;
+  const std::string header = encode_verify_request(b, 4, data, scratch);
   std::string bytes;
   for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
   const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
@@ -264,12 +266,15 @@ TEST(Request, AVerifyRequestCarriesTheVerifyStepFilesTensorsUnderTheirNames) {
   EXPECT_EQ(s.require("recovery_noise").as_f32(), b.recovery_noise);
   EXPECT_EQ(s.require("bonus_noise").as_f32(), b.bonus_noise);
   EXPECT_EQ(s.require("temperatures").as_f32(), b.temperatures);
-  // Deterministic drafts and no counts: neither tensor is sent.
+  EXPECT_EQ(s.require("top_k").as_i64(), (std::vector<std::int64_t>{2, 0}));
+  EXPECT_EQ(s.require("top_p").as_f32(), (std::vector<float>{0.9f, 1.0f}));
+  EXPECT_EQ(s.require("min_p").as_f32(), (std::vector<float>{0.0f, 0.05f}));
+  // Deterministic drafts, no counts, no filters: none of their tensors is sent.
   subject::VerifyBatch plain = b;
-  plain.draft_probs.clear(), plain.draft_counts.clear();
-  const std::string h2 = encode_verify_request(plain, 5, data);
-  EXPECT_EQ(h2.find("draft_probs"), std::string::npos);
-  EXPECT_EQ(h2.find("draft_counts"), std::string::npos);
+  plain.draft_probs.clear(), plain.draft_counts.clear(), plain.filters.clear();
+  const std::string h2 = encode_verify_request(plain, 5, data, scratch);
+  for (const char* absent : {"draft_probs", "draft_counts", "top_k", "top_p", "min_p"})
+    EXPECT_EQ(h2.find(absent), std::string::npos) << absent;
 }
 
 TEST(Hello, AVerifyStepIsDeclaredWithItsUniformRule) {

@@ -1,0 +1,205 @@
+#pragma once
+/// The filters' select (SPEC §9), without a sort: a radix select over the
+/// logits' rank keys (filtered_row.h), 8 bits a pass, one workgroup per row,
+/// finding each filter's cut: top-k's k-th largest key, top-p's crossing key
+/// and id, min-p's least weight (kernels/filtered_select.hip says the passes;
+/// kernels/FILTERED.md why each compare is the one the oracle's boundary
+/// covers). The fused filtered race and the verify kernels use it, each with
+/// the weights of its own arithmetic.
+#include "kernels/filtered_row.h"
+
+namespace raceoracle::kernels::filtered {
+
+constexpr int kDigitBits = 8;
+constexpr int kBins = 1 << kDigitBits;
+
+/// Per-warp histograms (at most THREADS / 32 warps), merged into warp 0's.
+template <int THREADS>
+struct Histograms {
+  static constexpr int kWarps = THREADS / 32;
+  unsigned count[kWarps][kBins];
+  unsigned long long mass[kWarps][kBins];
+};
+
+/// A weight in fixed point: w (in [0, 1]) times 2^shift, truncated. With
+/// shift = 63 - bits(V) a row's sum never overflows 64 bits; each term loses
+/// less than 2^-shift <= 2^-32 (FILTERED.md: inside the boundary's gamma_V).
+struct Fixed {
+  int shift;
+  float scale, inv_scale;
+  __device__ explicit Fixed(std::int64_t n) {
+    int bits = 0;
+    while ((std::int64_t(1) << bits) <= n) ++bits;
+    shift = 63 - bits;
+    scale = ldexpf(1.0f, shift);
+    inv_scale = ldexpf(1.0f, -shift);
+  }
+  __device__ unsigned long long of(float w) const { return static_cast<unsigned long long>(w * scale); }
+  /// A fixed-point sum as fp32: one rounding (the scale is a power of 2).
+  __device__ float to_float(unsigned long long v) const { return float(v) * inv_scale; }
+};
+
+/// The weight exp((x - m) / t) in post order (the fused filtered race's own, filtered_row.h's weight).
+template <Defect D>
+struct PostScaleWeight {
+  float m_safe, inv_t;
+  __device__ float operator()(float x) const { return weight<D>(x, m_safe, inv_t); }
+};
+
+/// A row as the select walks it; `Weight` computes an id's w from its logit,
+/// in the arithmetic of the kernel whose probabilities the cuts filter.
+template <class Logit, int THREADS, Defect D, class Weight = PostScaleWeight<D>>
+struct SelectRow {
+  const Logit* x;
+  std::int64_t n;
+  Weight w;
+  device::SharedPtr<unsigned> su;
+  device::SharedPtr<Histograms<THREADS>> h;
+  Fixed fx;
+
+  /// Calls f(id, logit, key) for every id this thread visits.
+  template <class F>
+  __device__ void each(F f) const {
+    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
+                         [&](std::int64_t i, float v, float) { f(i, v, rank_key<Logit>(v)); });
+  }
+  /// A weight as the masses add it: fixed point (its bf16 rounding first under mass_bf16).
+  __device__ unsigned long long fixed_w(float x) const {
+    const float v = w(x);
+    return fx.of(D == Defect::mass_bf16 ? round_to_bf16(v) : v);
+  }
+  /// A mass as the compares read it (a bf16 accumulator's under mass_bf16).
+  __device__ float mass_of(unsigned long long v) const {
+    const float f = fx.to_float(v);
+    return D == Defect::mass_bf16 ? round_to_bf16(f) : f;
+  }
+
+  /// How many ids satisfy pred(i, key); every thread gets it.
+  template <class P>
+  __device__ unsigned count(P pred) const {
+    unsigned c = 0;
+    each([&](std::int64_t i, float, unsigned k) { c += pred(i, k) ? 1u : 0u; });
+    c = block_sum<D>(c, su);
+    __syncthreads();  // su is reused by the next reduction
+    return c;
+  }
+
+  /// The histogram, by the digit at `shift`, of the ids in `ref` whose key
+  /// has the digits above `shift` equal to `prefix`: counts, and masses when
+  /// MASS. The merged bins are warp 0's; every thread reads them until the
+  /// next histogram (which begins with a barrier).
+  template <bool MASS>
+  __device__ void histogram(int shift, unsigned prefix, const Cut& ref) const {
+    const int w = device::warp_size(), warp = int(threadIdx.x) / w, warps = (THREADS + w - 1) / w;
+    __syncthreads();  // every thread has read the previous histogram
+    for (int b = int(threadIdx.x) % w; b < kBins; b += w) {
+      h->count[warp][b] = 0;
+      if (MASS) h->mass[warp][b] = 0;
+    }
+    __syncthreads();
+    each([&](std::int64_t i, float v, unsigned k) {
+      if ((std::uint64_t(k) >> (shift + kDigitBits)) != prefix || !ref.keeps(k, i)) return;
+      const int b = int((k >> shift) & (kBins - 1));
+      atomicAdd(&h->count[warp][b], 1u);
+      if (MASS) atomicAdd(&h->mass[warp][b], fixed_w(v));
+    });
+    __syncthreads();
+    for (int b = int(threadIdx.x); b < kBins; b += THREADS)
+      for (int v = 1; v < warps; ++v) {
+        h->count[0][b] += h->count[v][b];
+        if (MASS) h->mass[0][b] += h->mass[v][b];
+      }
+    __syncthreads();
+  }
+
+  /// The id of the need-th (from 1) id in id order among those with
+  /// tie(i, key); need >= 1 and at most their count.
+  template <class P>
+  __device__ std::int64_t nth_id(P tie, unsigned need) const {
+    std::int64_t t = 0;  // the largest t with fewer than `need` ties below it
+    int bits = 0;
+    while ((std::int64_t(1) << bits) < n) ++bits;
+    for (int b = bits - 1; b >= 0; --b) {
+      const std::int64_t c = t | (std::int64_t(1) << b);
+      if (c <= n && count([&](std::int64_t i, unsigned k) { return i < c && tie(i, k); }) < need) t = c;
+    }
+    return t;
+  }
+};
+
+/// The kept set of a sampling row whose max is finite: a top-k cut, a top-p
+/// cut and min-p's least weight.
+struct Kept {
+  Cut top_k, top_p;
+  float min_w = 0.0f;
+  /// Whether the id of rank key `key` and weight `w` is kept (the default keeps every id).
+  __device__ bool keeps(unsigned key, std::int64_t i, float w) const {
+    return top_k.keeps(key, i) && top_p.keeps(key, i) && w >= min_w;
+  }
+};
+
+template <class Logit, int THREADS, Defect D, class Weight>
+__device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const RowFilters& f) {
+  constexpr int B = kKeyBits<Logit>;
+  Kept k;
+  if (f.top_k_on) {
+    // The k-th largest key: digit by digit, the highest bin whose count,
+    // with the bins above it, reaches the ids still needed.
+    unsigned prefix = 0, need = unsigned(f.top_k), above = 0;
+    for (int shift = B - kDigitBits; shift >= 0; shift -= kDigitBits) {
+      r.template histogram<false>(shift, prefix, Cut{});
+      unsigned acc = 0;
+      int b = kBins - 1;
+      for (; b > 0 && acc + r.h->count[0][b] < need; --b) acc += r.h->count[0][b];
+      need -= acc;
+      above += acc;
+      prefix = (prefix << kDigitBits) | unsigned(b);
+    }
+    k.top_k.key = prefix;
+    if (D == Defect::topk_exactly_k)
+      k.top_k.id = r.nth_id([&](std::int64_t, unsigned key) { return key == prefix; }, unsigned(f.top_k) - above);
+  }
+  if (f.top_p_on) {
+    // The reference set: the top-k set (top_k_first), or the row (joint_mass).
+    const Cut ref = D == Defect::joint_mass ? Cut{} : k.top_k;
+    // The largest key `at` whose mass at or above reaches thr: digit by
+    // digit, the highest bin whose mass, with everything above it, does.
+    // Integer sums: exact, so the masses compared are monotone in the key.
+    unsigned prefix = 0, ties = 0;
+    unsigned long long above = 0;
+    float thr = 0.0f;
+    for (int shift = B - kDigitBits; shift >= 0; shift -= kDigitBits) {
+      r.template histogram<true>(shift, prefix, ref);
+      if (shift == B - kDigitBits) {  // the first histogram holds the whole reference set
+        unsigned long long S = 0;
+        for (int b = 0; b < kBins; ++b) S += r.h->mass[0][b];
+        thr = f.top_p * r.mass_of(S);
+      }
+      unsigned long long acc = 0;
+      int b = kBins - 1;
+      for (; b > 0 && !(r.mass_of(above + acc + r.h->mass[0][b]) >= thr); --b) acc += r.h->mass[0][b];
+      above += acc;
+      prefix = (prefix << kDigitBits) | unsigned(b);
+      ties = r.h->count[0][b];
+    }
+    const unsigned at = prefix;
+    // `above` is the mass ranked above `at` (tested < thr on the way down);
+    // the j-th tie (from 0) has fl(F + fl(j w)) ahead of it: kept while that
+    // is < thr (non-decreasing in j, so the kept ties are the first `keep`).
+    const float F = r.mass_of(above);
+    const float wt = r.w(value_of<Logit>(at));
+    auto kept_tie = [&](unsigned j) { return accumulate<D>(F, float(j) * wt) < thr; };
+    const float guess = wt > 0.0f ? (thr - F) / wt : float(ties);
+    unsigned keep = guess >= float(ties) ? ties : guess > 0.0f ? unsigned(guess) : 0u;  // then corrected
+    while (keep < ties && kept_tie(keep)) ++keep;
+    while (keep > 0 && !kept_tie(keep - 1)) --keep;
+    if (D == Defect::crossing_dropped && keep > 0) --keep;  // the last kept id is the one that crosses p
+    auto tie = [&](std::int64_t i, unsigned key) { return key == at && ref.keeps(key, i); };
+    k.top_p.key = at;
+    k.top_p.id = keep >= ties ? INT64_MAX : keep == 0 ? -1 : r.nth_id(tie, keep);
+  }
+  if (f.min_p_on) k.min_w = f.min_p;  // p_i >= min_p p_max is w_i >= min_p: the max's w is exp(0) = 1
+  return k;
+}
+
+}  // namespace raceoracle::kernels::filtered
