@@ -44,21 +44,21 @@ def test_requests_with_counts_of_their_own():
 def test_vllm_rejection_sampler_passes_the_verify_laws():
     # Served from this process (step="verify"): the verify laws on raceoracle's random
     # batches of requests, shrunk on failure; every law holds.
-    report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", cases=40, **vs.CONTRACT)
+    report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", cases=40, **vs.SERVED)
     assert report.passed and {p["property"] for p in report["properties"]} == {
         law["name"] for law in raceoracle.laws(verify=True)}
 
 
 # The same as one pytest item per verify law (pytest -k RecoveredTokenHasResidual).
 test_vllm_rejection_sampler_law = raceoracle.law_tests(vs.rejection_sample, step="verify", tensors="torch", cases=20,
-                                                       **vs.CONTRACT)
+                                                       **vs.SERVED)
 
 
 @pytest.mark.parametrize("defect", ["strict", "from_target"])
 def test_a_broken_rejection_sampler_fails_the_verify_laws(defect):
     broken = functools.partial(vs.rejection_sample, defect=defect)
     with pytest.raises(AssertionError) as failure:
-        raceoracle.check(broken, step="verify", tensors="torch", name="broken-" + defect, cases=100, **vs.CONTRACT)
+        raceoracle.check(broken, step="verify", tensors="torch", name="broken-" + defect, cases=100, **vs.SERVED)
     assert "VerifyAgreesWithOracle: FAILED" in str(failure.value)
     assert "replay: raceoracle.check(" in str(failure.value)
 
@@ -132,7 +132,7 @@ def test_triton_verify_step_with_counts_of_their_own_passes():
 
 @needs_gpu
 def test_vllm_rejection_sampler_on_the_gpu_passes_the_verify_laws():
-    report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", device="cuda", cases=40, **vs.CONTRACT)
+    report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", device="cuda", cases=40, **vs.SERVED)
     assert report.passed
 
 

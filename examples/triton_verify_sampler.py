@@ -24,9 +24,10 @@ except ImportError:  # pragma: no cover
     from triton.language.extra.cuda import libdevice
 
 # What it declares: x / t in fp32 (Triton's '/' within 2 ulps), libdevice expf
-# (2 ulps), P = w / S, no eps in either race.
+# (2 ulps), P = w / S, no eps in either race, greedy at T == 0 only (any
+# other T sampled at max(T, 1e-5)).
 CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", exp_ulp=2,
-                div_ulp=2)
+                div_ulp=2, greedy_rule="zero")
 NEG_INF = tl.constexpr(float("-inf"))
 
 

@@ -17,13 +17,14 @@ import torch
 
 # What it declares: logits divided by T, then the softmax (pre-scale, a division,
 # IEEE-exact on the CPU); p = w / S before each race; no eps in either race;
-# greedy at T == 0 only (any other T sampled at max(T, 1e-5)); each request's
-# top-k, top-p and min-p applied as vLLM's apply_top_k_top_p does
-# (filtered_logits: ties at the k-th value kept, top-p on the top-k set, a
-# stable sort: ties by id).
+# greedy at T == 0 only (any other T sampled at max(T, 1e-5)).
 CONTRACT = dict(scaling_order="pre", scale_op="divide", normalise="sum", stages=1, eps_rule="none", div_ulp=0.5,
-                greedy_rule="zero", filters="top_k,top_p,min_p", top_k_ties="keep_all", top_p_mass="top_k_first",
-                filter_ties="lowest_id")
+                greedy_rule="zero")
+# Served behind the protocol it also declares that it applies each request's
+# top-k, top-p and min-p, as vLLM's apply_top_k_top_p does (filtered_logits:
+# ties at the k-th value kept, top-p on the top-k set, a stable sort: ties by
+# id; the semantics' defaults). A file names its filters with the tensors.
+SERVED = dict(CONTRACT, filters="top_k,top_p,min_p")
 
 
 def filtered_logits(logits, t, filters):
@@ -205,4 +206,4 @@ if __name__ == "__main__":
         sys.exit(2)
     defect = sys.argv[1] if sys.argv[1:] else None
     raceoracle.serve(functools.partial(rejection_sample, defect=defect), tensors="torch", step="verify",
-                     name="vllm-rejection-sampler" + ("~" + defect if defect else ""), **CONTRACT)
+                     name="vllm-rejection-sampler" + ("~" + defect if defect else ""), **SERVED)
