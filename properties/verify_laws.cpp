@@ -66,39 +66,42 @@ std::string bonus_only_after_full_acceptance(const VerifyLawContext& x) {
   });
 }
 
-std::string recovered_token_has_residual(const VerifyLawContext& x) {
+/// f(view, a, t, P, out) for each sampling request whose emitted token t
+/// (after `a` accepted drafts; at a rejection only, `rejected_only`) is an
+/// id in (0, V), P the target's probabilities at row a under the subject's
+/// contract. Id 0 is the race's answer when every key is 0 (SPEC §11): not judged.
+template <class F>
+std::string for_each_emitted(const VerifyLawContext& x, bool rejected_only, F&& f) {
   const race::NumericsContract contract = x.subject.contract();
   const float eps = race::race_eps(x.batch.constants.eps, contract.conventions);
   return for_each_request(x, [&](std::int64_t, const oracle::VerifyView& view, const oracle::VerifyVerdict& v,
                                  const std::int32_t* out) -> std::string {
     const std::int64_t k = view.drafts, a = accepted_count(out, k);
-    if (v.request_class != oracle::RowClass::sampling || a < 0 || a >= k) return {};
+    if (v.request_class != oracle::RowClass::sampling || a < 0 || (rejected_only && a >= k)) return {};
     const std::int32_t t = out[a];
-    // Id 0 is the race's answer when every key is 0 (SPEC §11): not judged here.
     if (t <= 0 || t >= view.vocab) return {};
-    const oracle::Probabilities P = oracle::target_probabilities(view, a, contract, eps);
+    return f(view, a, t, oracle::target_probabilities(view, a, contract, eps), out);
+  });
+}
+
+std::string recovered_token_has_residual(const VerifyLawContext& x) {
+  return for_each_emitted(x, true, [&](const oracle::VerifyView& view, std::int64_t a, std::int32_t t,
+                                       const oracle::Probabilities& P, const std::int32_t* out) -> std::string {
     const double q = view.draft_prob(a, t);
     if (P.hi[std::size_t(t)] > q) return {};
     return fmt::format("ids {}: draft {} rejected and id {} emitted, whose residual max(P - Q, 0) is 0 whatever fp32 "
                        "computes (P <= {:.9g}, Q = {:.9g})",
-                       ids_of(out, k), a, t, P.hi[std::size_t(t)], q);
+                       ids_of(out, view.drafts), a, t, P.hi[std::size_t(t)], q);
   });
 }
 
 std::string filtered_ids_never_emitted(const VerifyLawContext& x) {
-  const race::NumericsContract contract = x.subject.contract();
-  const float eps = race::race_eps(x.batch.constants.eps, contract.conventions);
-  return for_each_request(x, [&](std::int64_t, const oracle::VerifyView& view, const oracle::VerifyVerdict& v,
-                                 const std::int32_t* out) -> std::string {
-    const std::int64_t k = view.drafts, a = accepted_count(out, k);
-    if (v.request_class != oracle::RowClass::sampling || a < 0 || a > k) return {};
-    const std::int32_t t = out[a];
-    // Id 0 is the race's answer when every key is 0 (SPEC §11): not judged here.
-    if (t <= 0 || t >= view.vocab) return {};
-    const oracle::Probabilities P = oracle::target_probabilities(view, a, contract, eps);
+  return for_each_emitted(x, false, [&](const oracle::VerifyView& view, std::int64_t a, std::int32_t t,
+                                        const oracle::Probabilities& P, const std::int32_t* out) -> std::string {
     if (P.hi[std::size_t(t)] > 0) return {};
     return fmt::format("ids {}: id {} emitted at target row {}, where it is masked or surely filtered out{}",
-                       ids_of(out, k), t, a, view.filter ? " (" + subject::describe(*view.filter) + ")" : std::string());
+                       ids_of(out, view.drafts), t, a,
+                       view.filter ? " (" + subject::describe(*view.filter) + ")" : std::string());
   });
 }
 
