@@ -39,7 +39,7 @@ nlohmann::json law_json(const properties::VerifyLaw& law, const VerifySubject& s
 void refuse_unsupported(bool sharded, bool both, const char* command) {
   if (both) throw std::invalid_argument("a verify kernel is raceoracle's own: give --kernels or --sampler, not both");
   if (sharded)
-    throw std::invalid_argument(fmt::format("`{}` on the verify kernels runs in one process: --shard and --devices are "
+    throw std::invalid_argument(fmt::format("`{}` on a verify step runs in one process: --shard and --devices are "
                                             "for the sampling kernels' laws", command));
 }
 
