@@ -10,6 +10,7 @@
     raceoracle.verify_step(target_logits, draft_ids, draft_probs, uniforms, recovery_noise, bonus_noise,
                            temperatures, tokens)   # a speculative-decoding verify step (SPEC 11)
     raceoracle.verify_lossless(target_logits, draft_probs, temperatures, tokens)   # its runs' law (SPEC 11)
+    raceoracle.check(my_verify_step, step="verify")   # a verify step served: the verify laws, shrunk
 
 A sampler is fn(logits, noise, temperatures, eps, greedy_eps) -> tokens [rows]
 (docs/SAMPLER_PROTOCOL.md). Pure Python over numpy; torch is optional.
