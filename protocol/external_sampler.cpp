@@ -54,6 +54,9 @@ std::string shell_quote(const std::string& s) {
 }
 
 namespace {
+/// An id as a reply sent it, kept visible: one past int32 stays out of range.
+std::int32_t as_id(std::int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v); }
+
 /// Each row's (or request's) filters, when there are any, as `top_k` I32,
 /// `top_p` and `min_p` F32, each [filters.size()], packed into `scratch`.
 void add_filters(const std::vector<race::RowFilter>& filters, std::vector<Piece>& data,
@@ -205,8 +208,7 @@ Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, 
     return out;
   }
   out.tokens.reserve(tokens.size());
-  for (std::int64_t v : tokens)  // kept visible: an id past int32 stays out of range
-    out.tokens.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+  for (std::int64_t v : tokens) out.tokens.push_back(as_id(v));
   if (auto n = reply.tensors.find("noise"); n != reply.tensors.end()) {
     if (columns > 0) return violation("a reply to a draws or verify request echoes no noise");
     if (n->second.dtype != "F32" && n->second.dtype != "BF16")
@@ -352,8 +354,7 @@ kernels::Status ExternalSampler::run_verify(const subject::VerifyBatch& b, std::
   }, b.requests, b.vocab, b.drafts + 1, r);
   if (!s.ok) return s;
   ids.clear();
-  for (std::int64_t v : r.wide_tokens)  // kept visible: an id past int32 stays out of range
-    ids.push_back(v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v));
+  for (std::int64_t v : r.wide_tokens) ids.push_back(as_id(v));
   return s;
 }
 

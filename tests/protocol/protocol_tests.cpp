@@ -128,6 +128,13 @@ TEST(WriteSafetensors, AFailedWriteLeavesNoFile) {
   EXPECT_FALSE(fs::exists("/no-such-dir/x.safetensors"));
 }
 
+/// A request as a sampler reads it: `header` (length prefix included) and the `data` pieces after it.
+Safetensors decoded(const std::string& header, const std::vector<Piece>& data) {
+  std::string bytes;
+  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
+  return assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+}
+
 TEST(Request, PacksPaddedRowsAndKeepsASharedNoiseRow) {
   subject::Batch b = subject::Batch::make(3, 5, oracle::Dtype::f32, /*pad=*/2);
   for (std::int64_t r = 0; r < 3; ++r)
@@ -141,10 +148,7 @@ TEST(Request, PacksPaddedRowsAndKeepsASharedNoiseRow) {
   std::memcpy(&n, header.data(), 8);
   ASSERT_EQ(header.size(), 8 + n);
   ASSERT_EQ(header.size() % 8, 0u) << "data must start 8-aligned";
-  std::string bytes;
-  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
-  Header h = parse_header(header.substr(8), bytes.size());
-  const Safetensors s = assemble(h, reinterpret_cast<const unsigned char*>(bytes.data()));
+  const Safetensors s = decoded(header, data);
   EXPECT_EQ(s.metadata.at("id"), "42");
   EXPECT_EQ(s.metadata.at("type"), "sample");
   EXPECT_EQ(s.require("logits").shape, (std::vector<std::int64_t>{3, 5}));
@@ -160,9 +164,7 @@ TEST(Request, CarriesEachRowsFiltersWithItsRow) {
   std::vector<Piece> data;
   std::vector<std::vector<unsigned char>> scratch;
   const std::string header = encode_request(b, 7, data, scratch);
-  std::string bytes;
-  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
-  const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+  const Safetensors s = decoded(header, data);
   EXPECT_EQ(s.require("top_k").dtype, "I32");
   EXPECT_EQ(s.require("top_k").as_i64(), (std::vector<std::int64_t>{5, 0, -1}));
   EXPECT_EQ(s.require("top_p").as_f32(), (std::vector<float>{0.9f, 1.0f, 0.5f}));
@@ -179,9 +181,7 @@ TEST(Request, ADrawsRequestCarriesSeedsAndTheCountAndNoNoise) {
   std::vector<Piece> data;
   std::vector<std::vector<unsigned char>> scratch;
   const std::string header = encode_draws_request(b, seeds, 4096, 9, data, scratch);
-  std::string bytes;
-  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
-  const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+  const Safetensors s = decoded(header, data);
   EXPECT_EQ(s.metadata.at("type"), "draws");
   EXPECT_EQ(s.metadata.at("draws"), "4096");
   EXPECT_EQ(s.metadata.at("id"), "9");
@@ -250,9 +250,7 @@ TEST(Request, AVerifyRequestCarriesTheVerifyStepFilesTensorsUnderTheirNames) {
   std::vector<Piece> data;
   std::vector<std::vector<unsigned char>> scratch;
   const std::string header = encode_verify_request(b, 4, data, scratch);
-  std::string bytes;
-  for (const Piece& p : data) bytes.append(static_cast<const char*>(p.data), p.bytes);
-  const Safetensors s = assemble(parse_header(header.substr(8), bytes.size()), reinterpret_cast<const unsigned char*>(bytes.data()));
+  const Safetensors s = decoded(header, data);
   EXPECT_EQ(s.metadata.at("type"), "verify");
   EXPECT_EQ(s.metadata.at("id"), "4");
   EXPECT_EQ(std::stof(s.metadata.at("eps")), 1e-7f);
