@@ -16,7 +16,8 @@ UBSan schemata build (one law over the coverage matrix and --asan-cases
 random cases, default 10): a sanitizer report kills them. That pass looks
 for memory errors (an access one element past a buffer, which no token may
 show), which every launch of a shape that reaches them shows. It skips the
-survivors analysed as equivalent: they are out of the score either way.
+survivors analysed as equivalent: they are out of the score either way; with
+--sanitize-unanalysed (the CI sample) every analysed survivor.
 
 `run` fails (exit 1) when a mutant survives without an analysis; on a full
 run (or the merge of a run's parts) also when an analysis no longer names a
@@ -351,8 +352,11 @@ def sanitizer_pass(a, mutants, chosen_run, results, analyses, data_dir):
         raise ValueError("--asan-exe needs --asan-mutants (the sanitizer build's mutants.json)")
     # Survivors analysed as equivalent (either kind) are left out of the score,
     # so the pass could not change it; at 3-5x the cost of a run, it skips them.
+    # With --sanitize-unanalysed it skips every analysed survivor: a sample
+    # passes when each mutant is detected or analysed, which the pass cannot change.
+    skip = (lambda x: x is not None) if a.sanitize_unanalysed else is_equivalent
     survivors = [m for m in chosen_run if results[m["key"]]["status"] == "Survived"
-                 and not is_equivalent(analyses.get(m["key"]))]
+                 and not skip(analyses.get(m["key"]))]
     if not survivors:
         return
     if a.asan_build:  # the sanitizer build is made only when a survivor needs it
@@ -439,6 +443,9 @@ def main():
                                         "a survivor needs the sanitizer pass")
     r.add_argument("--skip-equivalent", action="store_true",
                    help="do not run the mutants analysed as equivalent (Ignored: their runs cannot change the verdict)")
+    r.add_argument("--sanitize-unanalysed", action="store_true",
+                   help="the sanitizer pass reruns only the survivors without an analysis (a sample's verdict, "
+                        "every mutant detected or analysed, cannot change by the others)")
     k = sub.add_parser("seeds", help="the kill rate over seeds of a finished run's detected mutants (resumable)")
     k.add_argument("run", help="the run's --json (a whole run, or the merge of its parts)")
     k.add_argument("--exe", required=True, help="the raceoracle-schemata executable the run used")

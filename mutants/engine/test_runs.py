@@ -181,6 +181,18 @@ def test_skip_equivalent_runs_no_equivalent_and_builds_the_sanitizer_pass_only_w
         assert calls() == sorted(UNMUTATED + [("2", "7", "fused-post"), ("3", "7", "fused-post")])
         assert not os.path.exists(built)
         assert "equivalent (not run): a reason" in r.stdout
+        # Mutant 2 survives seed 3 with an analysis: the sample's pass leaves it to the analysis, nothing is built.
+        write(tmp, "equivalent.json", {"kernels/x.hip:1": {"verdict": "equivalent", "why": "a reason"},
+                                       "kernels/x.hip:2": {"verdict": "gap", "why": "a class not drawn"}})
+        r = run("3", "--min-score", "0", "--sanitize-unanalysed")
+        assert r.returncode == 0 and not os.path.exists(built), r.stdout + r.stderr
+        assert calls().count(("2", "3", "fused-post")) == 1, r.stdout + r.stderr
+        # Without the flag the analysed survivor is rerun under the sanitizer build.
+        r = run("3", "--min-score", "0")
+        assert r.returncode == 0 and os.path.exists(built), r.stdout + r.stderr
+        assert calls().count(("2", "3", "fused-post")) == 2, r.stdout + r.stderr
+        os.remove(built)
+        write(tmp, "equivalent.json", {"kernels/x.hip:1": {"verdict": "equivalent", "why": "a reason"}})
         # Mutant 2 survives seed 3 without an analysis: the sanitizer build is made and runs it.
         r = run("3", "--min-score", "0")
         assert os.path.exists(built), r.stdout + r.stderr
