@@ -17,6 +17,8 @@
 #include "analysis/rate_study.h"
 #include "subject/batch.h"
 #include "fixtures/llm_like.h"
+#include "kernels/device_memory.h"
+#include "kernels/host_api.h"
 #include "kernels/registry.h"
 #include "oracle/error_model.h"
 #include "protocol/dump.h"
@@ -104,6 +106,14 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, con
   KeyErrors all;
   for (const auto& p : part) all.merge(p);
   return all;
+}
+
+/// How the baseline's race launch walks row r of `b` as uploaded (device
+/// buffers start on 256 bytes; a row starts on 16 when its offset does).
+BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r) {
+  const std::int64_t logit_bytes = b.dtype == oracle::Dtype::bf16 ? 2 : 4;
+  return {kernels::kBaselineRaceThreads, kernels::warp_size(),
+          (r * b.logit_stride * logit_bytes) % 16 == 0 && (r * b.noise_stride * 4) % 16 == 0};
 }
 
 /// One temperature's sampler table row from its tokens and verdicts beside
@@ -231,6 +241,11 @@ DivergenceState divergence_state(const DivergenceOptions& o, const subject::Subj
                                             oracle::row_scale(row, {b.eps, b.greedy_eps}), tile_max[std::size_t(r)],
                                             cfg.block_v);
         tally[1].add_apart(e, o.kernels ? tokens[0][std::size_t(r)] != tokens[1][std::size_t(r)] : e.post != e.pre);
+        if (!o.kernels) continue;
+        // The baseline beside fused-post: predicted from its emulated race, counted on the kernels' tokens.
+        const BaselineRace race(row, b.eps, baseline_launch(b, r));
+        tally[1].add_base_apart(emulate_baseline(e, verdicts[0][std::size_t(r)], base_v[std::size_t(r)], row, race),
+                                tokens[0][std::size_t(r)] != base_run.tokens[std::size_t(r)]);
       }
     }
     std::fprintf(stderr, "  .. T=%g done\n", T);

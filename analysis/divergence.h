@@ -91,6 +91,12 @@ struct DivergenceRow {
   bool apart_measured = false;
   RateEstimate apart;
   std::int64_t apart_counted = 0;
+  /// fused-pre's row, when the kernels ran: the single-pass baseline beside
+  /// fused-post, predicted from its emulated keys (baseline_emulation.h) and
+  /// counted on the kernels' tokens, as `apart` is for fused-pre.
+  bool base_apart_measured = false;
+  RateEstimate base_apart;
+  std::int64_t base_apart_counted = 0;
   bool kernels_ran = false;
   std::int64_t explained = 0, unexplained = 0;      ///< this order's fused kernel
   std::int64_t base_explained = 0, base_unexplained = 0;  ///< the baseline, judged under its contract

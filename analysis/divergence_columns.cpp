@@ -14,6 +14,8 @@ Cell if_ran(const DivergenceRow& r, Cell c) { return r.kernels_ran ? c : Cell{};
 
 Cell if_apart(const DivergenceRow& r, Cell c) { return r.apart_measured ? c : Cell{}; }
 
+Cell if_base_apart(const DivergenceRow& r, Cell c) { return r.base_apart_measured ? c : Cell{}; }
+
 std::int64_t ambiguous_rows(const DivergenceRow& r) { return std::llround(r.ambiguous_fraction * double(r.rows)); }
 
 }  // namespace
@@ -67,6 +69,19 @@ const std::vector<io::Column<DivergenceRow>>& divergence_columns() {
     {{"apart_counted", "counted"}, [](const DivergenceRow& r) { return if_apart(r, r.apart_counted); }},
     {{"apart_count_agrees", "count agrees"},
      [](const DivergenceRow& r) { return if_apart(r, r.apart.agrees_with_count(r.apart_counted) ? "yes" : "NO"); }},
+    {{"baseline_apart_rate", "predicted", "{:.3g}", "{:.6e}"},
+     [](const DivergenceRow& r) { return if_base_apart(r, r.base_apart.rate); }},
+    {{"baseline_apart_lo", "95% lo", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) { return if_base_apart(r, r.base_apart.lo); }},
+    {{"baseline_apart_hi", "95% hi", "{:.3g}", "{:.6e}"}, [](const DivergenceRow& r) { return if_base_apart(r, r.base_apart.hi); }},
+    {{"baseline_apart_in_window", "in window"},
+     [](const DivergenceRow& r) { return if_base_apart(r, r.base_apart.in_window); }},
+    {{"baseline_apart_mean_width", "mean width", "{:.3g}", "{:.6e}"},
+     [](const DivergenceRow& r) { return if_base_apart(r, r.base_apart.mean_threshold); }},
+    {{"baseline_apart_counted", "counted"}, [](const DivergenceRow& r) { return if_base_apart(r, r.base_apart_counted); }},
+    {{"baseline_apart_count_agrees", "count agrees"},
+     [](const DivergenceRow& r) {
+       return if_base_apart(r, r.base_apart.agrees_with_count(r.base_apart_counted) ? "yes" : "NO");
+     }},
   };
   return columns;
 }

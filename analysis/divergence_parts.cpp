@@ -112,7 +112,21 @@ EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pr
     const double w = double(keys(post.token, o).full) / post.key, r = double(keys(post.runner_up, o).full) / post.runner_up_key;
     return std::max(0.0, 1 - w / r);
   };
-  out.apart = {post.gap, std::abs(below(race::ScalingOrder::post) - below(race::ScalingOrder::pre))};
+  out.below_post = below(race::ScalingOrder::post);
+  out.apart = {post.gap, std::abs(out.below_post - below(race::ScalingOrder::pre))};
+  return out;
+}
+
+EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::Verdict& base,
+                                  const oracle::RowView& row, const BaselineRace& race) {
+  EmulatedBaseline out;
+  if (post.row_class != oracle::RowClass::sampling || base.row_class != oracle::RowClass::sampling) return out;
+  out.token = race.token(base.ambiguous);
+  if (!pair.has_runner_up) return out;
+  out.has_runner_up = true;
+  const double w = double(race.key(post.token, row.noise[post.token])) / post.key,
+               r = double(race.key(post.runner_up, row.noise[post.runner_up])) / post.runner_up_key;
+  out.apart = {post.gap, std::abs(pair.below_post - std::max(0.0, 1 - w / r))};
   return out;
 }
 
@@ -134,6 +148,12 @@ void OrderTally::add_apart(const EmulatedPair& e, bool tokens_differ) {
   apart_counted += tokens_differ;
 }
 
+void OrderTally::add_base_apart(const EmulatedBaseline& e, bool tokens_differ) {
+  ++base_rows;
+  if (e.has_runner_up) base_apart.push_back(e.apart);
+  base_apart_counted += tokens_differ;
+}
+
 void OrderTally::merge(OrderTally&& o) {
   rows += o.rows;
   ambiguous += o.ambiguous;
@@ -142,6 +162,9 @@ void OrderTally::merge(OrderTally&& o) {
   keys.merge(o.keys);
   apart.insert(apart.end(), o.apart.begin(), o.apart.end());
   apart_counted += o.apart_counted;
+  base_apart.insert(base_apart.end(), o.base_apart.begin(), o.base_apart.end());
+  base_rows += o.base_rows;
+  base_apart_counted += o.base_apart_counted;
 }
 
 void OrderTally::finish(DivergenceRow& d, double window) const {
@@ -164,6 +187,11 @@ void OrderTally::finish(DivergenceRow& d, double window) const {
     d.apart_measured = true;
     d.apart = estimate_rate(apart, rows, window);
     d.apart_counted = apart_counted;
+  }
+  if (base_rows > 0) {
+    d.base_apart_measured = true;
+    d.base_apart = estimate_rate(base_apart, base_rows, window);
+    d.base_apart_counted = base_apart_counted;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/baseline_emulation.h"
 #include "analysis/disagreement_rate.h"
 #include "analysis/divergence.h"
 #include "fixtures/llm_like.h"
@@ -54,11 +55,23 @@ struct KeyErrors {
 struct EmulatedPair {
   std::int64_t post = -1, pre = -1;
   bool has_runner_up = false;
+  double below_post = 0;  ///< max(D_post, 0), what another order's width is measured from
   RowGap apart;  ///< the row's top-two gap, and that width
 };
 /// `tile_max` holds the fused kernel's tile maxima of the row (tiles of `block_v`).
 EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pre, const oracle::RowView& row,
                           const oracle::RowScale& s, const std::vector<float>& tile_max, int block_v);
+
+/// The single-pass baseline beside fused-post on one row (`pair` from
+/// emulate_pair), emulated (baseline_emulation.h): its token over its own
+/// verdict's ambiguity set, and the width |max(D_post, 0) - max(D_base, 0)|.
+struct EmulatedBaseline {
+  std::int64_t token = -1;
+  bool has_runner_up = false;
+  RowGap apart;
+};
+EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::Verdict& base,
+                                  const oracle::RowView& row, const BaselineRace& race);
 
 /// Of a row's (exact key, id) pairs, the ids the key-error columns cover:
 /// keys at least o.competitive x the largest, or the o.top_k largest.
@@ -72,12 +85,18 @@ struct OrderTally {
   KeyErrors keys;
   std::vector<RowGap> apart;        ///< fused-pre's tally: each row's gap against EmulatedPair::apart's width
   std::int64_t apart_counted = 0;   ///< fused-pre's tally: rows where it picked another id than fused-post
+  /// fused-pre's tally, when the kernels ran: the single-pass baseline beside
+  /// fused-post, as `apart` and `apart_counted` are for fused-pre, over `base_rows` rows.
+  std::vector<RowGap> base_apart;
+  std::int64_t base_rows = 0, base_apart_counted = 0;
   /// A row: `v` under the kernel's contract, `rate_v` under the rate's
   /// (`rc`); `row` and `s` say where its ids' logits and noise are.
   void add(const oracle::Verdict& v, const oracle::Verdict& rate_v, const oracle::RowView& row,
            const oracle::RowScale& s, const oracle::NumericsContract& rc);
   /// fused-pre's tally: a row's pair of orders, and whether their tokens differ.
   void add_apart(const EmulatedPair& e, bool tokens_differ);
+  /// fused-pre's tally: a row's baseline beside fused-post, and whether their tokens differ.
+  void add_base_apart(const EmulatedBaseline& e, bool tokens_differ);
   void merge(OrderTally&& o);
   /// The row of the tables: counts, the median winner bound, the key errors and the rate estimate.
   void finish(DivergenceRow& d, double window) const;

@@ -17,7 +17,7 @@ namespace raceoracle::analysis {
 namespace {
 
 constexpr const char* kFormat = "raceoracle divergence state";
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;  // 2: the baseline beside fused-post
 
 static_assert(sizeof(RowGap) == 2 * sizeof(double), "RowGap is written from memory as F64 [n, 2]");
 
@@ -68,6 +68,8 @@ nlohmann::json order_json(const DivergenceRow& d, const OrderTally& t) {
           {"rows", t.rows},
           {"ambiguous", t.ambiguous},
           {"apart_counted", t.apart_counted},
+          {"baseline_rows", t.base_rows},
+          {"baseline_apart_counted", t.base_apart_counted},
           {"keys", to_json(t.keys)}};
 }
 void read_order(const nlohmann::json& j, float T, race::ScalingOrder order, DivergenceRow& d, OrderTally& t) {
@@ -83,6 +85,8 @@ void read_order(const nlohmann::json& j, float T, race::ScalingOrder order, Dive
   t.rows = j.at("rows").get<std::int64_t>();
   t.ambiguous = j.at("ambiguous").get<std::int64_t>();
   t.apart_counted = j.at("apart_counted").get<std::int64_t>();
+  t.base_rows = j.at("baseline_rows").get<std::int64_t>();
+  t.base_apart_counted = j.at("baseline_apart_counted").get<std::int64_t>();
   t.keys = key_errors_from_json(j.at("keys"));
 }
 
@@ -224,6 +228,8 @@ void write_state(const std::string& path, const DivergenceState& s) {
           {std::int64_t(tally.full_bounds.size())});
       f64(list_name(ti, oi, "gaps"), tally.gaps.data(), 2 * tally.gaps.size(), {std::int64_t(tally.gaps.size()), 2});
       f64(list_name(ti, oi, "apart"), tally.apart.data(), 2 * tally.apart.size(), {std::int64_t(tally.apart.size()), 2});
+      f64(list_name(ti, oi, "baseline_apart"), tally.base_apart.data(), 2 * tally.base_apart.size(),
+          {std::int64_t(tally.base_apart.size()), 2});
     }
   }
   const nlohmann::json state = {{"format_version", kFormatVersion},
@@ -301,10 +307,14 @@ DivergenceState state_of(const std::map<std::string, std::string>& meta,
         t.full_bounds = b.as_f64();
         t.gaps = gaps_of(tensor(list_name(ti, oi, "gaps")), list_name(ti, oi, "gaps"));
         t.apart = gaps_of(tensor(list_name(ti, oi, "apart")), list_name(ti, oi, "apart"));
+        t.base_apart = gaps_of(tensor(list_name(ti, oi, "baseline_apart")), list_name(ti, oi, "baseline_apart"));
         if (t.rows < 0 || std::int64_t(t.full_bounds.size()) != t.rows || std::int64_t(t.gaps.size()) > t.rows ||
-            std::int64_t(t.apart.size()) > t.rows)
-          throw std::invalid_argument(fmt::format("{}: {} rows tallied but {} bounds, {} gaps, {} pairs", bounds, t.rows,
-                                                  t.full_bounds.size(), t.gaps.size(), t.apart.size()));
+            std::int64_t(t.apart.size()) > t.rows || t.base_rows < 0 || t.base_rows > t.rows ||
+            std::int64_t(t.base_apart.size()) > t.base_rows)
+          throw std::invalid_argument(fmt::format("{}: {} rows tallied but {} bounds, {} gaps, {} pairs, {} baseline rows "
+                                                  "and {} of their pairs",
+                                                  bounds, t.rows, t.full_bounds.size(), t.gaps.size(), t.apart.size(),
+                                                  t.base_rows, t.base_apart.size()));
       }
     }
   } catch (const nlohmann::json::exception& e) {

@@ -109,6 +109,16 @@ int report(const analysis::DivergenceOptions& s, const analysis::DivergenceResul
                   .text({"temperature", "rows", "apart_rate", "apart_lo", "apart_hi", "apart_in_window", "apart_mean_width",
                          "apart_counted", "apart_count_agrees"})
                   .c_str());
+  if (s.kernels) {
+    std::printf("\nThe single-pass baseline beside fused-post on the same inputs: how often they pick different ids\n"
+                "(predicted: as above, from the baseline's race emulated thread by thread, analysis/baseline_emulation.h;\n"
+                " counted: the kernels' tokens):\n%s",
+                io::make_table(analysis::divergence_columns(), pre_rows)
+                    .text({"temperature", "rows", "baseline_apart_rate", "baseline_apart_lo", "baseline_apart_hi",
+                           "baseline_apart_in_window", "baseline_apart_mean_width", "baseline_apart_counted",
+                           "baseline_apart_count_agrees"})
+                    .c_str());
+  }
   std::printf("\n%s", res.noise.describe().c_str());
   if (!sampler.empty()) {
     std::printf("\n%s beside fused-post, same inputs and noise (judged under each one's contract):\n", sampler.c_str());

@@ -10,6 +10,9 @@
 namespace raceoracle::kernels {
 
 const char* backend_name();  ///< "cpu", "nvidia" or "amd"
+/// The lanes of a warp the kernels run with: the cpu layer's setting
+/// (hipcpu::Config), 32 on nvidia, 64 on amd (the Instinct targets).
+int warp_size();
 int device_count();          ///< 0 when the backend has no usable device
 std::string device_description();
 

@@ -27,6 +27,16 @@ const char* backend_name() {
 #endif
 }
 
+int warp_size() {
+#if defined(RACEORACLE_BACKEND_CPU)
+  return hipcpu::config().warp_size;
+#elif defined(__CUDACC__)
+  return 32;
+#else
+  return 64;
+#endif
+}
+
 EnvSetting device_visibility(int index) {
 #if defined(RACEORACLE_BACKEND_CPU)
   (void)index;

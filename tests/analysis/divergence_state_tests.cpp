@@ -101,10 +101,38 @@ TEST(DivergenceState, AStateSurvivesItsFileBitForBit) {
       for (std::size_t i = 0; i < a.gaps.size(); ++i)
         ASSERT_TRUE(a.gaps[i].gap == b.gaps[i].gap && a.gaps[i].threshold == b.gaps[i].threshold) << i;
       EXPECT_EQ(a.apart.size(), b.apart.size());
+      EXPECT_EQ(a.base_apart.size(), b.base_apart.size());
+      EXPECT_EQ(a.base_rows, b.base_rows);
+      EXPECT_EQ(a.base_apart_counted, b.base_apart_counted);
       EXPECT_EQ(a.keys.squares, b.keys.squares);
     }
   EXPECT_EQ(csv(finish(back)), csv(finish(s)));
   EXPECT_EQ(finish(back).method, finish(s).method);
+}
+
+TEST(DivergenceState, AKernelRunsStateKeepsTheBaselinesPairs) {
+  TempDir dir;
+  DivergenceOptions o;
+  o.temperatures = {0.01f};
+  o.rows = 64;
+  o.batches = 2;
+  o.vocab = 256;
+  o.dtype = oracle::Dtype::f32;
+  o.normal_sigma = 0.01f;
+  o.normal_centre = 10000;
+  const DivergenceState s = divergence_state(o);
+  const OrderTally& a = s.temperatures[0].tally[1];
+  ASSERT_EQ(a.base_rows, 128);
+  ASSERT_GT(a.base_apart.size(), 0u);
+  write_state(dir / "k.state", s);
+  const DivergenceState back = read_state(dir / "k.state");
+  const OrderTally& b = back.temperatures[0].tally[1];
+  EXPECT_EQ(b.base_rows, a.base_rows);
+  EXPECT_EQ(b.base_apart_counted, a.base_apart_counted);
+  ASSERT_EQ(b.base_apart.size(), a.base_apart.size());
+  for (std::size_t i = 0; i < a.base_apart.size(); ++i)
+    ASSERT_TRUE(a.base_apart[i].gap == b.base_apart[i].gap && a.base_apart[i].threshold == b.base_apart[i].threshold) << i;
+  EXPECT_EQ(csv(finish(back)), csv(finish(s)));
 }
 
 TEST(DivergenceState, ShardsMergedGiveTheUnshardedTables) {

@@ -40,6 +40,33 @@ TEST(Divergence, SmallRunStaysInsideItsBound) {
   EXPECT_GT(rows[1].median_full_bound, 10 * rows[0].median_full_bound);
 }
 
+TEST(Divergence, PredictsHowOftenTheBaselinePicksAnotherIdThanFusedPost) {
+  // N(10000, 0.01^2) at T = 0.01: x / t ~ 10^6, whose rounding (half an ulp,
+  // 0.03) moves the pre-scale keys by ~3%, so the baseline and fused-post
+  // part on about one row in a hundred: countable on 1,536 rows.
+  DivergenceOptions o;
+  o.temperatures = {0.01f};
+  o.rows = 1536;
+  o.vocab = 256;
+  o.dtype = oracle::Dtype::f32;
+  o.normal_sigma = 0.01f;
+  o.normal_centre = 10000;
+  const auto rows = run_divergence(o).rows;
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].base_apart_measured) << "the baseline sits in fused-pre's row";
+  const DivergenceRow& pre = rows[1];
+  ASSERT_TRUE(pre.base_apart_measured);
+  EXPECT_GT(pre.base_apart.mean_threshold, 1e-3);
+  EXPECT_GE(pre.base_apart_counted, 5) << "too few rows apart to check the prediction";
+  EXPECT_TRUE(pre.base_apart.agrees_with_count(pre.base_apart_counted))
+      << pre.base_apart_counted << " counted, predicted " << pre.base_apart.rate << " [" << pre.base_apart.lo << ", "
+      << pre.base_apart.hi << "]";
+  EXPECT_EQ(pre.base_unexplained, 0);
+  // Without kernels there is no baseline to count: the columns are not measured.
+  o.kernels = false;
+  for (const auto& r : run_divergence(o).rows) EXPECT_FALSE(r.base_apart_measured);
+}
+
 TEST(Divergence, RateEstimateHoldsTheCountedRateWhereEventsAreCommon) {
   // A coarse exp (2^14 ulps, ~2e-3 relative) on flat N(0, 1) rows makes
   // rows that may disagree common (~0.4%). The estimate from 1,024 rows must

@@ -1,0 +1,125 @@
+#include "analysis/baseline_emulation.h"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "kernels/key_arithmetic.h"
+
+namespace raceoracle::analysis {
+
+namespace keys = kernels::keys;
+
+BaselineRace::BaselineRace(const oracle::RowView& row, float eps, const BaselineLaunch& launch)
+    : row_(row), eps_(eps), inv_t_(keys::inverse_temperature(row.temperature)), launch_(launch) {
+  if (launch.threads <= 0 || launch.warp_size <= 0 || launch.threads % launch.warp_size != 0 ||
+      launch.threads / launch.warp_size > launch.warp_size)
+    throw std::invalid_argument("BaselineRace: the launch needs whole warps, at most a warp of them");
+  vec_ = launch.aligned ? (row.dtype == oracle::Dtype::bf16 ? 8 : 4) : 1;
+  whole_ = launch.aligned ? row.vocab / vec_ * vec_ : 0;
+  loads_.resize(std::size_t(launch.threads));
+  const auto scaled = [&](std::int64_t i) { return keys::scaled(float(row.logit(i)), inv_t_); };
+  // for_each_vector's order: thread t the vectors t, t + threads, ..., then the tail's ids likewise.
+  std::vector<float> thread_sum(loads_.size(), 0.0f);
+  gmax_ = -INFINITY;
+  for (int t = 0; t < launch.threads; ++t) {
+    float m = -INFINITY, sum = 0.0f;
+    const auto fold = [&](std::int64_t first, int count) {
+      Load l{first, count, m, m};
+      float load_max = -INFINITY;
+      for (int j = 0; j < count; ++j) load_max = std::fmax(load_max, scaled(first + j));
+      if (load_max > m) {
+        if (m != -INFINITY) sum *= std::exp(m - load_max);
+        m = load_max;
+      }
+      l.max_after = m;
+      const float m_safe = keys::guard_max(m);
+      for (int j = 0; j < count; ++j) {
+        const float w = std::exp(scaled(first + j) - m_safe);
+        if (w == w) sum += w;
+      }
+      loads_[std::size_t(t)].push_back(l);
+    };
+    for (std::int64_t k = t; k < whole_ / vec_; k += launch.threads) fold(k * vec_, vec_);
+    for (std::int64_t i = whole_ + t; i < row.vocab; i += launch.threads) fold(i, 1);
+    thread_sum[std::size_t(t)] = sum;
+    gmax_ = std::fmax(gmax_, m);
+  }
+  // The block: each thread's sum rescaled to the row max, then summed as block_sum adds (kernels/race.h).
+  const int w = launch.warp_size, warps = launch.threads / w;
+  const auto butterfly = [w](std::vector<float> lanes) {
+    for (int mask = w / 2; mask > 0; mask /= 2) {
+      std::vector<float> next(lanes.size());
+      for (int l = 0; l < w; ++l) next[std::size_t(l)] = lanes[std::size_t(l)] + lanes[std::size_t(l ^ mask)];
+      lanes = std::move(next);
+    }
+    return lanes[0];
+  };
+  std::vector<float> per_warp(std::size_t(w), 0.0f);
+  for (int q = 0; q < warps; ++q) {
+    std::vector<float> lanes(static_cast<std::size_t>(w));
+    for (int l = 0; l < w; ++l) {
+      const int t = q * w + l;
+      const float m = loads_[std::size_t(t)].empty() ? -INFINITY : loads_[std::size_t(t)].back().max_after;
+      lanes[std::size_t(l)] = thread_sum[std::size_t(t)] * (m == -INFINITY ? 0.0f : std::exp(m - keys::guard_max(gmax_)));
+    }
+    per_warp[std::size_t(q)] = butterfly(std::move(lanes));
+  }
+  sum_ = butterfly(std::move(per_warp));
+}
+
+int BaselineRace::thread_of(std::int64_t i) const {
+  if (i < 0 || i >= row_.vocab) throw std::out_of_range("BaselineRace: an id outside the row");
+  return int((i < whole_ ? i / vec_ : i - whole_) % launch_.threads);
+}
+
+std::size_t BaselineRace::load_of(int thread, std::int64_t i) const {
+  const std::int64_t step = std::int64_t(launch_.threads);
+  if (i < whole_) return std::size_t(i / vec_ / step);
+  return std::size_t((whole_ / vec_ + step - 1 - thread) / step + (i - whole_) / step);
+}
+
+float BaselineRace::key_until(int thread, std::size_t at, std::int64_t i, float e, std::size_t until) const {
+  const auto& loads = loads_[std::size_t(thread)];
+  const float xs = keys::scaled(float(row_.logit(i)), inv_t_);
+  float k = std::exp(xs - keys::guard_max(loads[at].max_after)) / (e + eps_);
+  for (std::size_t l = at + 1; l < until; ++l)
+    if (loads[l].max_after > loads[l].max_before && loads[l].max_before != -INFINITY)
+      k *= std::exp(loads[l].max_before - loads[l].max_after);
+  return k;
+}
+
+float BaselineRace::final_key(int thread, float k) const {
+  const float m = loads_[std::size_t(thread)].back().max_after;
+  k *= m == -INFINITY ? 0.0f : std::exp(m - keys::guard_max(gmax_));
+  return sum_ > 0 ? k / sum_ : k;
+}
+
+float BaselineRace::key(std::int64_t i, float e) const {
+  const int t = thread_of(i);
+  const auto& loads = loads_[std::size_t(t)];
+  return final_key(t, key_until(t, load_of(t, i), i, e, loads.size()));
+}
+
+std::int64_t BaselineRace::token(const std::vector<std::int64_t>& candidates) const {
+  std::map<int, std::vector<std::int64_t>> by_thread;  // each thread's candidates, ascending
+  for (std::int64_t i : candidates) by_thread[thread_of(i)].push_back(i);
+  std::int64_t best = -1;
+  float best_key = 0;
+  for (const auto& [t, ids] : by_thread) {
+    // The thread's fold: a later candidate displaces the best only with a larger key at its own load.
+    std::int64_t tb = -1;
+    std::size_t tb_at = 0;
+    float tb_e = 0;
+    for (std::int64_t i : ids) {
+      const std::size_t at = load_of(t, i);
+      const float e = row_.noise[i];
+      if (tb < 0 || key_until(t, at, i, e, at + 1) > key_until(t, tb_at, tb, tb_e, at + 1)) tb = i, tb_at = at, tb_e = e;
+    }
+    const float k = final_key(t, key_until(t, tb_at, tb, tb_e, loads_[std::size_t(t)].size()));
+    if (best < 0 || k > best_key || (k == best_key && tb < best)) best = tb, best_key = k;
+  }
+  return best;
+}
+
+}  // namespace raceoracle::analysis
