@@ -108,14 +108,6 @@ KeyErrors deciding_keys(const DivergenceOptions& o, const subject::Batch& b, con
   return all;
 }
 
-/// How the baseline's race launch walks row r of `b` as uploaded (device
-/// buffers start on 256 bytes; a row starts on 16 when its offset does).
-BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r) {
-  const std::int64_t logit_bytes = b.dtype == oracle::Dtype::bf16 ? 2 : 4;
-  return {kernels::kBaselineRaceThreads, kernels::warp_size(),
-          (r * b.logit_stride * logit_bytes) % 16 == 0 && (r * b.noise_stride * 4) % 16 == 0};
-}
-
 /// One temperature's sampler table row from its tokens and verdicts beside
 /// the reference tokens and verdicts.
 void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle::Verdict>& ref_v,
@@ -143,6 +135,12 @@ void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle
 }
 
 }  // namespace
+
+BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r) {
+  const std::int64_t logit_bytes = b.dtype == oracle::Dtype::bf16 ? 2 : 4;
+  return {kernels::kBaselineRaceThreads, kernels::warp_size(),
+          (r * b.logit_stride * logit_bytes) % 16 == 0 && (r * b.noise_stride * 4) % 16 == 0};
+}
 
 std::string keys_label(const DivergenceOptions& o) {
   return o.top_k > 0 ? fmt::format("top-{} keys of each row", o.top_k)

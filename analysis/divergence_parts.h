@@ -14,6 +14,7 @@
 #include "analysis/divergence.h"
 #include "fixtures/llm_like.h"
 #include "oracle/oracle.h"
+#include "subject/batch.h"
 
 namespace raceoracle::analysis {
 
@@ -70,6 +71,10 @@ struct EmulatedBaseline {
   bool has_runner_up = false;
   RowGap apart;
 };
+/// How the baseline's race launch walks row r of `b` as uploaded: device
+/// buffers start on 256 bytes, so a row's loads are 16-byte vectors when its
+/// logits' and noise's offsets are multiples of 16.
+BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r);
 EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::Verdict& base,
                                   const oracle::RowView& row, const BaselineRace& race);
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "analysis/baseline_emulation.h"
+#include "analysis/divergence_parts.h"
 #include "kernels/device_memory.h"
 #include "kernels/hip_cpu/hip_runtime.h"
 #include "kernels/host_api.h"
@@ -68,11 +69,9 @@ void expect_tokens_emulated(const subject::Batch& b, const std::string& what, in
   ASSERT_TRUE(run.status.ok) << run.status.message;
   const std::vector<oracle::Verdict> v = b.decide(base->contract());
   const oracle::BatchView view = b.view();
-  const std::int64_t logit_bytes = b.dtype == oracle::Dtype::bf16 ? 2 : 4;
   for (std::int64_t r = 0; r < b.rows; ++r) {
     if (v[std::size_t(r)].row_class != oracle::RowClass::sampling) continue;
-    const BaselineLaunch launch{kernels::kBaselineRaceThreads, kernels::warp_size(),
-                                (r * b.logit_stride * logit_bytes) % 16 == 0 && (r * b.noise_stride * 4) % 16 == 0};
+    const BaselineLaunch launch = baseline_launch(b, r);
     const BaselineRace race(view.row(r), b.eps, launch);
     const std::int64_t emulated = race.token(v[std::size_t(r)].ambiguous);
     EXPECT_EQ(emulated, run.tokens[std::size_t(r)]) << what << ", row " << r << " (aligned " << launch.aligned
