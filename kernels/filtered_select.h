@@ -112,10 +112,33 @@ struct SelectRow {
     __syncthreads();
   }
 
-  /// The id of the need-th (from 1) id in id order among those with
-  /// tie(i, key); need >= 1 and at most their count.
+  /// The id of the need-th (from 1) id in id order among the `ties` ids
+  /// with tie(i, key); 1 <= need <= ties. Up to kGathered ties, one pass
+  /// gathers them into the histograms' memory (free once the cut's
+  /// histograms are read) and the one with need - 1 smaller ids is the
+  /// answer (ids are distinct: the gather's order does not matter); more, a
+  /// bitwise search over ids, a count a bit (bits(V) passes).
   template <class P>
-  __device__ std::int64_t nth_id(P tie, unsigned need) const {
+  __device__ std::int64_t nth_id(P tie, unsigned need, unsigned ties) const {
+    if (ties <= kGathered) {
+      const device::SharedPtr<unsigned> ids = device::shared_cast<unsigned>(h);  // ids < 2^31 (race.h's int ids)
+      __syncthreads();  // every thread has read the histograms
+      if (threadIdx.x == 0) su[1] = 0;  // the count gathered
+      __syncthreads();
+      each([&](std::int64_t i, float, unsigned k) {
+        if (tie(i, k)) ids[atomicAdd(&su[1], 1u)] = unsigned(i);
+      });
+      __syncthreads();
+      for (unsigned t = threadIdx.x; t < ties; t += THREADS) {
+        unsigned below = 0;
+        for (unsigned j = 0; j < ties; ++j) below += ids[j] < ids[t] ? 1u : 0u;
+        if (below == need - 1) su[0] = ids[t];
+      }
+      __syncthreads();
+      const std::int64_t found = su[0];
+      __syncthreads();  // su is reused by the next reduction
+      return found;
+    }
     std::int64_t t = 0;  // the largest t with fewer than `need` ties below it
     int bits = 0;
     while ((std::int64_t(1) << bits) < n) ++bits;
@@ -125,6 +148,7 @@ struct SelectRow {
     }
     return t;
   }
+  static constexpr unsigned kGathered = unsigned(sizeof(Histograms<THREADS>) / sizeof(unsigned));
 };
 
 /// The kept set of a sampling row whose max is finite: a top-k cut, a top-p
@@ -145,7 +169,7 @@ __device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const
   if (f.top_k_on) {
     // The k-th largest key: digit by digit, the highest bin whose count,
     // with the bins above it, reaches the ids still needed.
-    unsigned prefix = 0, need = unsigned(f.top_k), above = 0;
+    unsigned prefix = 0, need = unsigned(f.top_k), above = 0, ties = 0;
     for (int shift = B - kDigitBits; shift >= 0; shift -= kDigitBits) {
       r.template histogram<false>(shift, prefix, Cut{});
       unsigned acc = 0;
@@ -154,10 +178,11 @@ __device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const
       need -= acc;
       above += acc;
       prefix = (prefix << kDigitBits) | unsigned(b);
+      ties = r.h->count[0][b];
     }
     k.top_k.key = prefix;
     if (D == Defect::topk_exactly_k)
-      k.top_k.id = r.nth_id([&](std::int64_t, unsigned key) { return key == prefix; }, unsigned(f.top_k) - above);
+      k.top_k.id = r.nth_id([&](std::int64_t, unsigned key) { return key == prefix; }, unsigned(f.top_k) - above, ties);
   }
   if (f.top_p_on) {
     // The reference set: the top-k set (top_k_first), or the row (joint_mass).
@@ -196,7 +221,7 @@ __device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const
     if (D == Defect::crossing_dropped && keep > 0) --keep;  // the last kept id is the one that crosses p
     auto tie = [&](std::int64_t i, unsigned key) { return key == at && ref.keeps(key, i); };
     k.top_p.key = at;
-    k.top_p.id = keep >= ties ? INT64_MAX : keep == 0 ? -1 : r.nth_id(tie, keep);
+    k.top_p.id = keep >= ties ? INT64_MAX : keep == 0 ? -1 : r.nth_id(tie, keep, ties);
   }
   if (f.min_p_on) k.min_w = f.min_p;  // p_i >= min_p p_max is w_i >= min_p: the max's w is exp(0) = 1
   return k;

@@ -11,8 +11,8 @@
 //           top-k set (top_k_first): the first gives the reference mass S,
 //           then the largest key whose mass at or above reaches fl(p S); the
 //           ids tied there kept lowest id first while the mass before each
-//           is < fl(p S), their id bound found by a bitwise search over ids
-//           when the cut falls inside them
+//           is < fl(p S), their id bound found by one gathering pass (or a
+//           bitwise search over ids) when the cut falls inside them
 //   min-p:  none: w >= min_p (w = exp((x - m) / t), the max's w is 1)
 //   race:   1 pass
 // Masses are summed in fixed point (exact integer sums, deterministic under
