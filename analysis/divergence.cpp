@@ -242,7 +242,7 @@ DivergenceState divergence_state(const DivergenceOptions& o, const subject::Subj
         if (!o.kernels) continue;
         // The baseline beside fused-post: predicted from its emulated race, counted on the kernels' tokens.
         const BaselineRace race(row, b.eps, baseline_launch(b, r));
-        tally[1].add_base_apart(emulate_baseline(e, verdicts[0][std::size_t(r)], base_v[std::size_t(r)], row, race),
+        tally[1].add_base_apart(emulate_baseline(e, verdicts[0][std::size_t(r)], row, race),
                                 tokens[0][std::size_t(r)] != base_run.tokens[std::size_t(r)]);
       }
     }

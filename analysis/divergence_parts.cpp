@@ -117,12 +117,10 @@ EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pr
   return out;
 }
 
-EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::Verdict& base,
-                                  const oracle::RowView& row, const BaselineRace& race) {
+EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::RowView& row,
+                                  const BaselineRace& race) {
   EmulatedBaseline out;
-  if (post.row_class != oracle::RowClass::sampling || base.row_class != oracle::RowClass::sampling) return out;
-  out.token = race.token(base.ambiguous);
-  if (!pair.has_runner_up) return out;
+  if (!pair.has_runner_up) return out;  // a sampling row with a runner-up (emulate_pair)
   out.has_runner_up = true;
   const double w = double(race.key(post.token, row.noise[post.token])) / post.key,
                r = double(race.key(post.runner_up, row.noise[post.runner_up])) / post.runner_up_key;

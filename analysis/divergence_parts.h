@@ -63,20 +63,20 @@ struct EmulatedPair {
 EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pre, const oracle::RowView& row,
                           const oracle::RowScale& s, const std::vector<float>& tile_max, int block_v);
 
-/// The single-pass baseline beside fused-post on one row (`pair` from
-/// emulate_pair), emulated (baseline_emulation.h): its token over its own
-/// verdict's ambiguity set, and the width |max(D_post, 0) - max(D_base, 0)|.
-struct EmulatedBaseline {
-  std::int64_t token = -1;
-  bool has_runner_up = false;
-  RowGap apart;
-};
 /// How the baseline's race launch walks row r of `b` as uploaded: device
 /// buffers start on 256 bytes, so a row's loads are 16-byte vectors when its
 /// logits' and noise's offsets are multiples of 16.
 BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r);
-EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::Verdict& base,
-                                  const oracle::RowView& row, const BaselineRace& race);
+
+/// The single-pass baseline beside fused-post on one row (`pair` from
+/// emulate_pair), emulated (baseline_emulation.h): the width
+/// |max(D_post, 0) - max(D_base, 0)| (its tokens are counted on the kernel's).
+struct EmulatedBaseline {
+  bool has_runner_up = false;
+  RowGap apart;
+};
+EmulatedBaseline emulate_baseline(const EmulatedPair& pair, const oracle::Verdict& post, const oracle::RowView& row,
+                                  const BaselineRace& race);
 
 /// Of a row's (exact key, id) pairs, the ids the key-error columns cover:
 /// keys at least o.competitive x the largest, or the o.top_k largest.
