@@ -215,6 +215,7 @@ std::vector<Cell> KernelTiming::time_verify(race::Dtype dtype, std::int64_t requ
       a.bonus_noise = a.recovery_noise;
       a.temperatures = temps.get();
       a.tokens = tokens.get();
+      if (race::filtered(s_.filter, V)) a.filters = pool_->filters.get();  // --top-k/--top-p/--min-p, every request
       const kernels::Status st = vk.launch(a, kernels::Defect::none, scratch.get());
       if (!st.ok) throw std::runtime_error(name + ": " + st.message);
     };
