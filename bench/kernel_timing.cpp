@@ -1,6 +1,7 @@
 #include "bench/kernel_timing.h"
 
 #include <algorithm>
+#include <random>
 #include <stdexcept>
 
 #include "subject/batch.h"
@@ -9,6 +10,23 @@
 #include "kernels/registry.h"
 
 namespace raceoracle::bench {
+
+const char* to_string(RowsLike r) {
+  for (const auto& [like, name] : kRowsLikeNames)
+    if (like == r) return name;
+  return "?";
+}
+
+const char* describe(RowsLike r) {
+  switch (r) {
+    case RowsLike::llm: return "LLM-like";
+    case RowsLike::flat: return "flat (every logit 0)";
+    case RowsLike::wide: return "wide (N(0, 5^2))";
+    case RowsLike::spread: return "spread (uniform over 30 units)";
+  }
+  return "?";
+}
+
 namespace {
 
 Stats stats(std::vector<double> us) {
@@ -46,11 +64,23 @@ struct KernelTiming::Pool {
   }
   /// Fresh LLM-like rows (fixtures/llm_like.h), generated for a block of rows
   /// on the host and tiled over the pool on the device.
-  void fill(oracle::Dtype dtype, std::uint64_t seed, bool flat) {
+  void fill(oracle::Dtype dtype, std::uint64_t seed, RowsLike like) {
     const std::int64_t block = std::min<std::int64_t>(rows, 16);
     subject::Batch b = subject::Batch::make(block, vocab, dtype);
-    if (flat) fixtures::fill_exp1_noise(b, seed);  // logits stay 0
-    else fixtures::fill_llm_like(b, seed);
+    switch (like) {
+      case RowsLike::llm: fixtures::fill_llm_like(b, seed); break;
+      case RowsLike::flat: fixtures::fill_exp1_noise(b, seed); break;  // logits stay 0
+      case RowsLike::wide: fixtures::fill_llm_like(b, seed, {.sigma = 5.0f, .peak_one_in = 0}); break;
+      case RowsLike::spread: {
+        fixtures::fill_exp1_noise(b, seed);
+        std::mt19937_64 rng(seed);
+        std::uniform_real_distribution<float> u(-30.0f, 0.0f);
+        for (std::int64_t r = 0; r < block; ++r)
+          for (std::int64_t i = 0; i < vocab; ++i) b.x(r, i) = u(rng);
+        b.round_logits();
+        break;
+      }
+    }
     const std::size_t esize = oracle::size_of(dtype);
     kernels::copy_to_device(logits.get(), b.storage(), std::size_t(block * vocab) * esize);
     kernels::copy_to_device(noise.get(), b.noise.data(), b.noise.size() * 4);
@@ -129,7 +159,7 @@ KernelTiming::~KernelTiming() = default;
 
 std::vector<Cell> KernelTiming::time_rows(const std::string& dt, std::int64_t r) {
   const oracle::Dtype dtype = dtype_of(dt);
-  if (filled_ != dt) pool_->fill(dtype, 42, s_.flat), filled_ = dt;
+  if (filled_ != dt) pool_->fill(dtype, 42, s_.rows_like), filled_ = dt;
   if (s_.verifying()) return time_verify(dtype, r);
   kernels::RunOptions run;
   run.config = s_.block_v ? kernels::FusedConfig{s_.block_v, kernels::FusedConfig{}.threads} : kernels::tiling_for_rows(r);

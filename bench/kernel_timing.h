@@ -6,11 +6,18 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "race/definition.h"
 
 namespace raceoracle::bench {
+
+enum class RowsLike { llm, flat, wide, spread };
+inline constexpr std::pair<RowsLike, const char*> kRowsLikeNames[] = {
+    {RowsLike::llm, "llm"}, {RowsLike::flat, "flat"}, {RowsLike::wide, "wide"}, {RowsLike::spread, "spread"}};
+const char* to_string(RowsLike r);
+const char* describe(RowsLike r);  ///< for the bench's header line
 
 struct TimingSettings {
   std::vector<std::int64_t> rows;  ///< default: 1 4 8 16 32 64 128 256 (gpu), 1 8 (cpu)
@@ -20,9 +27,11 @@ struct TimingSettings {
   int samples = 0;      ///< timed samples per cell (0: 30 on a GPU, 3 on cpu)
   int per_sample = 0;   ///< launches per sample (0: 20 on a GPU, 1 on cpu)
   int block_v = 0;  ///< the fused tile size; 0: kernels::tiling_for_rows
-  /// Every logit 0 instead of LLM-like rows: every id can win, so a kernel
-  /// that draws its noise draws all of it (its worst case).
-  bool flat = false;
+  /// The rows' logits: LLM-like (fixtures/llm_like.h), flat (every logit 0:
+  /// every id can win), wide (N(0, 5^2), no peaks), or spread (uniform over 30
+  /// units). A screen that skips work for ids that cannot win is measured on
+  /// each (the kernels that read their noise do the same work on all).
+  RowsLike rows_like = RowsLike::llm;
   /// Every row's filters for a kernel that applies them (SPEC §9; the others
   /// race unfiltered). Default: none.
   race::RowFilter filter;

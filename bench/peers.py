@@ -176,13 +176,14 @@ def time_cell(race, pool, samples, per_sample, device, graph=False):
     return {"median_us": statistics.median(us), "min_us": min(us), "max_us": max(us)}
 
 
-def raceoracle_cells(exe, rows, vocab, dtypes, graph):
-    """`raceoracle bench --json` of that build (with --graph: its kernels replayed from CUDA graphs too):
-    {(kernel, dtype, rows): median us}, a graph-replayed cell's kernel named KERNEL+graph."""
+def raceoracle_cells(exe, rows, vocab, dtypes, graph, extra=()):
+    """`raceoracle bench --json` of that build (with --graph: its kernels replayed from CUDA graphs too;
+    `extra`: more of its options): {(kernel, dtype, rows): median us}, a graph-replayed cell's kernel
+    named KERNEL+graph."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
         cmd = [exe, "bench", "--vocab", str(vocab), "--rows", *map(str, rows), "--dtypes", *dtypes, "--json", out]
-        cmd += ["--graph"] if graph else []
+        cmd += (["--graph"] if graph else []) + list(extra)
         print("$ " + " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True)
         with open(out) as f:

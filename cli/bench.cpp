@@ -51,7 +51,7 @@ int bench(const BenchOptions& o) {
     block_v += ")";
   }
   std::printf("V=%lld, BLOCK_V=%s, %s rows, %d samples x %d launches per cell, inputs rotated over %lld rows (%.0f MB; L2 %.0f MB)\n",
-              static_cast<long long>(s.vocab), block_v.c_str(), s.flat ? "flat (every logit 0)" : "LLM-like", s.samples,
+              static_cast<long long>(s.vocab), block_v.c_str(), bench::describe(s.rows_like), s.samples,
               s.per_sample, static_cast<long long>(d.pool_rows), double(d.pool_rows * s.vocab * 8) / 1e6,
               double(d.l2_bytes) / 1e6);
   if (race::filtered(s.filter, s.vocab))
@@ -88,7 +88,7 @@ int bench(const BenchOptions& o) {
   }
   if (o.json.empty()) return 0;
   const nlohmann::json report{{"backend", kernels::backend_name()}, {"device", kernels::device_description()},
-                              {"vocab", s.vocab}, {"block_v", s.block_v}, {"rows_like", s.flat ? "flat" : "llm"},
+                              {"vocab", s.vocab}, {"block_v", s.block_v}, {"rows_like", bench::to_string(s.rows_like)},
                               {"top_k", s.filter.top_k}, {"verify_drafts", s.verify_drafts}, {"top_p", s.filter.top_p}, {"min_p", s.filter.min_p},
                               {"samples", s.samples}, {"launches_per_sample", s.per_sample}, {"graph", s.graph},
                               {"copy_bandwidth_bytes_per_s", d.copy_bandwidth},

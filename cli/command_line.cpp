@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -446,7 +447,14 @@ CommandLine::CommandLine()
   o.bn->add_flag("--graph", o.bo.timing.graph,
                  "also time each cell replayed from CUDA/HIP graphs on a stream of its own, as engines run their "
                  "decode step (columns KERNEL+graph; GPU backends)");
-  o.bn->add_flag("--flat", o.bo.timing.flat, "every logit 0 (a kernel that draws its noise then draws all of it)");
+  std::map<std::string, bench::RowsLike> rows_like;
+  for (const auto& [like, name] : bench::kRowsLikeNames) rows_like.emplace(name, like);
+  auto* like = o.bn->add_option("--rows-like", o.bo.timing.rows_like,
+                                "the rows' logits: llm (LLM-like, default), flat (every logit 0: a kernel that draws its "
+                                "noise draws all of it), wide (N(0, 5^2)), spread (uniform over 30 units)")
+                   ->transform(CLI::CheckedTransformer(rows_like, CLI::ignore_case));
+  o.bn->add_flag_callback("--flat", [&o] { o.bo.timing.rows_like = bench::RowsLike::flat; }, "--rows-like flat")
+      ->excludes(like);
   o.bn->add_option("--top-k", o.bo.timing.filter.top_k, "every row's top-k, for the kernels that filter (default 0: off)")
       ->check(CLI::Range(0, 1 << 30));
   o.bn->add_option("--top-p", o.bo.timing.filter.top_p, "every row's top-p in (0, 1], for the kernels that filter (default 1: off)");

@@ -37,15 +37,15 @@ inline constexpr Defect kAllDefects[] = {
 /// The defects of drawn noise (race/noise.h) alone: a kernel that reads its
 /// noise has no Philox counter, key or uniform to get wrong.
 inline constexpr Defect kDrawnOnly[] = {Defect::philox_counter, Defect::philox_key, Defect::uniform_zero,
-                                        Defect::draw_skip};
+                                        Defect::draw_skip, Defect::floor_above_e};
 constexpr bool drawn_only(Defect d) {
   for (Defect x : kDrawnOnly)
     if (x == d) return true;
   return false;
 }
 /// The defects a kernel that draws its noise is built with.
-using DrawnDefects = DefectSet<Defect::none, kDrawnOnly[0], kDrawnOnly[1], kDrawnOnly[2], kDrawnOnly[3]>;
-static_assert(std::size(kDrawnOnly) == 4, "DrawnDefects lists every entry of kDrawnOnly");
+using DrawnDefects = DefectSet<Defect::none, kDrawnOnly[0], kDrawnOnly[1], kDrawnOnly[2], kDrawnOnly[3], kDrawnOnly[4]>;
+static_assert(std::size(kDrawnOnly) == 5, "DrawnDefects lists every entry of kDrawnOnly");
 
 /// The defects of the filtered race alone (SPEC §9): a kernel without filters
 /// has no mass, crossing or per-row filter to get wrong.

@@ -82,6 +82,14 @@ __device__ __forceinline__ float screen_exponent2(float x, float m_safe, float i
   return race_exponent<ORDER>(x, m_safe, inv_t) * kLog2e;
 }
 
+/// The screening key's numerator: exp2_approx of screen_exponent2 (the
+/// fast_exp mutant's own exp, so that it races the keys it defines).
+template <ScalingOrder ORDER, Defect D>
+__device__ __forceinline__ float screen_numerator(float x, float m_safe, float inv_t, float inv_t_log2e) {
+  if (D == Defect::fast_exp) return race_exp<D>(race_exponent<ORDER>(x, m_safe, inv_t));
+  return device::exp2_approx(screen_exponent2<ORDER>(x, m_safe, inv_t, inv_t_log2e));
+}
+
 /// A thread's screen of its sampling items: the TopTwo of their screening
 /// keys (top = +inf when a value lies outside the checked ranges), and the
 /// item holding top with its inputs, whose exact key is computed if the
@@ -106,8 +114,7 @@ __device__ __forceinline__ ThreadScreen screen_items(const float (&v)[ITEMS], co
   const float inv_t_log2e = inv_t * kLog2e;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const float p = D == Defect::fast_exp ? race_exp<D>(race_exponent<ORDER>(v[j], m_safe, inv_t))
-                                          : device::exp2_approx(screen_exponent2<ORDER>(v[j], m_safe, inv_t, inv_t_log2e));
+    const float p = screen_numerator<ORDER, D>(v[j], m_safe, inv_t, inv_t_log2e);
     const float d = ev[j] + eps;
     const float q = p * device::rcp_approx(d);
     low = fminf(low, d);
@@ -122,6 +129,67 @@ __device__ __forceinline__ ThreadScreen screen_items(const float (&v)[ITEMS], co
     top = fmaxf(top, q);
   }
   if (!(low >= 0x1p-20f)) top = second = INFINITY;
+  return ThreadScreen{TopTwo{top, second}, xc, ec, c};
+}
+
+/// The screen of a thread's sampling items when their noise is drawn and
+/// held as complements r = 1 - u (DrawnAs::complement). Each id gets a bound
+/// q+ = p rcp(exponential_floor(r) + eps) of its screening key, no logf; the
+/// item of the largest q+ gets its E (noise_of_complement) and its screening
+/// key q_c; the other items keep q+ as their screening value unless q+ reaches
+/// q_c (1 - 2^-14), where they get E and q too (rare: a second pass, by the
+/// whole warp if one lane needs it). One logf a thread and tile where
+/// screen_items needs one an id. The values then enter the tile's top two as
+/// screen_items' do. The proof: kernels/SCREEN.md, "Drawn noise".
+template <Defect D, int ITEMS>
+__device__ __forceinline__ ThreadScreen screen_drawn_items(const float (&v)[ITEMS], const float (&r)[ITEMS],
+                                                           float m_safe, float inv_t, float eps) {
+  constexpr ScalingOrder ORDER = ScalingOrder::post;  // the one order the drawn kernel is built for
+  const float inv_t_log2e = inv_t * kLog2e;
+  auto numerator = [&](int j) { return screen_numerator<ORDER, D>(v[j], m_safe, inv_t, inv_t_log2e); };
+  auto bound_denominator = [&](int j) {
+    return (D == Defect::floor_above_e ? r[j] * (1.0f + r[j]) : philox::exponential_floor(r[j])) + eps;
+  };
+  // Invariant: second <= top, over the bounds.
+  float top = 0.0f, second = 0.0f, low = INFINITY;
+  int c = -1;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const float b = bound_denominator(j);
+    const float q = numerator(j) * device::rcp_approx(b);
+    low = fminf(low, b);
+    const bool lead = q > top;
+    second = fmaxf(second, fminf(top, q));
+    c = lead ? j : c;
+    top = fmaxf(top, q);
+  }
+  // b >= 2^-19 puts every E + eps at 2^-20 or more (SCREEN.md's range).
+  if (!(low >= 0x1p-19f)) return ThreadScreen{TopTwo{INFINITY, INFINITY}, 0.0f, 0.0f, 0};
+  if (c < 0) return ThreadScreen{TopTwo{top, second}, 0.0f, 0.0f, 0};  // no positive bound: top 0
+  float xc = v[0], rc = r[0];
+#pragma unroll
+  for (int j = 1; j < ITEMS; ++j) xc = j == c ? v[j] : xc, rc = j == c ? r[j] : rc;
+  float ec = noise_of_complement(rc);
+  const float qc = numerator(c) * device::rcp_approx(ec + eps);
+  const float flag = qc * (1.0f - 0x1p-14f);
+  if (!(second >= flag)) return ThreadScreen{TopTwo{qc, second}, xc, ec, c};  // every other q+ below: none of them can lead
+  const int c0 = c;
+  top = second = 0.0f;
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const float p = numerator(j);
+    float q = p * device::rcp_approx(bound_denominator(j)), e = 0.0f;
+    if (j == c0 || q >= flag) {
+      e = noise_of_complement(r[j]);
+      q = p * device::rcp_approx(e + eps);
+    }
+    const bool lead = q > top;
+    second = fmaxf(second, fminf(top, q));
+    xc = lead ? v[j] : xc;
+    ec = lead ? e : ec;
+    c = lead ? j : c;
+    top = fmaxf(top, q);
+  }
   return ThreadScreen{TopTwo{top, second}, xc, ec, c};
 }
 
@@ -174,7 +242,9 @@ struct Stage1Tile {
     return vector ? ITEMS : (t < n ? (n - t + THREADS - 1) / THREADS : 0);
   }
 
-  /// The items as fp32 (masked ids: logit -inf, noise 1; greedy rows: no noise).
+  /// The items as fp32 (masked ids: logit -inf, noise 1; greedy rows: no
+  /// noise). Drawn noise comes as AS says: E, or its complement (masked: 1).
+  template <DrawnAs AS = DrawnAs::noise>
   __device__ void load(const SampleArgs& a, float (&v)[ITEMS], float (&ev)[ITEMS]) const {
     const std::uint64_t seed = DRAWN ? a.seeds[row] : 0, offset = DRAWN ? a.offsets[row] : 0;
     if constexpr (VECTORIZABLE) {
@@ -186,7 +256,7 @@ struct Stage1Tile {
         for (int r = 0; r < ITEMS / 4; ++r) {
           if constexpr (DRAWN) {
             float q[race::kIdsPerPhiloxCall];
-            draw_quad<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + offset_of(4 * r)), q);
+            draw_quad<D, AS>(seed, offset, std::uint32_t(row), std::uint32_t(start + offset_of(4 * r)), q);
 #pragma unroll
             for (int k = 0; k < 4; ++k) ev[4 * r + k] = q[k];
           } else {
@@ -200,7 +270,7 @@ struct Stage1Tile {
     for (int j = 0; j < ITEMS; ++j) {
       const int i = offset_of(j);
       v[j] = i < n ? load_logit(x + i) : -INFINITY;
-      if constexpr (DRAWN) ev[j] = i < n && !greedy ? draw_one<D>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : 1.0f;
+      if constexpr (DRAWN) ev[j] = i < n && !greedy ? draw_one<D, AS>(seed, offset, std::uint32_t(row), std::uint32_t(start + i)) : 1.0f;
       else ev[j] = i < n && !greedy ? e[i] : 1.0f;
     }
   }
@@ -239,8 +309,10 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
   const SampleArgs& a = s.a;
   const int tile = int(blockIdx.x);
   const Stage1Tile<Logit, NOISE, BLOCK_V, THREADS, D> t(a, blockIdx.y, tile);
+  // Drawn noise is screened from its complements (screen_drawn_items); the exact fold reloads E.
+  constexpr DrawnAs kScreenAs = NOISE == NoiseSource::drawn ? DrawnAs::complement : DrawnAs::noise;
   float v[ITEMS], ev[ITEMS];
-  t.load(a, v, ev);
+  t.template load<kScreenAs>(a, v, ev);
   float m = -INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) m = MaxOf<D>{}(m, v[j]);
@@ -267,8 +339,10 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
     else
       best = count >= ITEMS ? greedy_items<D, ITEMS, true>(v, count) : greedy_items<D, ITEMS, false>(v, count);
   } else {
-    skip_far_draws<D>(v, ev, m_safe, inv_t);
-    const ThreadScreen sc = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, eps);
+    skip_far_draws<D, kScreenAs>(v, ev, m_safe, inv_t);
+    ThreadScreen sc;
+    if constexpr (NOISE == NoiseSource::drawn) sc = screen_drawn_items<D, ITEMS>(v, ev, m_safe, inv_t, eps);
+    else sc = screen_items<ORDER, D, ITEMS>(v, ev, m_safe, inv_t, eps);
     const TopTwo tile_q = block_top_two<D>(sc.q, q_smem);
     if (tile_decides(tile_q)) {
       // Exactly one thread holds the candidate: every other top is at most
@@ -280,7 +354,7 @@ __global__ RACEORACLE_STAGE1_BOUNDS(THREADS) void fused_stage1_kernel(Stage1Args
     // out of range): fold the tile exactly, reloading it rather than keeping
     // the items in registers across the reduction.
     t.load(a, v, ev);
-    skip_far_draws<D>(v, ev, m_safe, inv_t);
+    skip_far_draws<D, DrawnAs::noise>(v, ev, m_safe, inv_t);
     best = fold_items<ORDER, D, ITEMS, false>(v, ev, count, m_safe, inv_t, eps);
   }
   best = block_best<D>(to_id(best), smem_best);

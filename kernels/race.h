@@ -353,15 +353,36 @@ __device__ __forceinline__ float drawn_exponential(std::uint32_t w) {
   return philox::exponential_of(w);
 }
 
-/// The drawn E of the 4 ids from `id0`, a multiple of 4: one Philox call.
+/// How a drawn id's noise is held: its E, or the complement r = 1 - u of its
+/// uniform, from which the screen bounds E without a log and gets E itself,
+/// bit for bit, as noise_of_complement(r) (kernels/SCREEN.md, "Drawn noise").
+enum class DrawnAs { noise, complement };
+
+/// 1 - u of one Philox word, exact (philox::complement_from_bits; under uniform_zero, of its uniform).
 template <Defect D>
+__device__ __forceinline__ float drawn_complement(std::uint32_t w) {
+  if (D == Defect::uniform_zero) return 1.0f - float(w >> 8) * 0x1p-24f;
+  return philox::complement_from_bits(w);
+}
+
+/// E from the complement: 1 - r is the uniform exactly, so this is
+/// drawn_exponential of the same word (under every defect), bit for bit.
+__device__ __forceinline__ float noise_of_complement(float r) { return -logf(1.0f - r); }
+
+template <Defect D, DrawnAs AS>
+__device__ __forceinline__ float drawn_value(std::uint32_t w) {
+  return AS == DrawnAs::noise ? drawn_exponential<D>(w) : drawn_complement<D>(w);
+}
+
+/// The drawn values of the 4 ids from `id0`, a multiple of 4: one Philox call.
+template <Defect D, DrawnAs AS = DrawnAs::noise>
 __device__ __forceinline__ void draw_quad(std::uint64_t seed, std::uint64_t offset, std::uint32_t row,
                                           std::uint32_t id0, float (&out)[race::kIdsPerPhiloxCall]) {
   const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id0 / race::kIdsPerPhiloxCall));
-  out[0] = drawn_exponential<D>(w.w[0]);
-  out[1] = drawn_exponential<D>(w.w[1]);
-  out[2] = drawn_exponential<D>(w.w[2]);
-  out[3] = drawn_exponential<D>(w.w[3]);
+  out[0] = drawn_value<D, AS>(w.w[0]);
+  out[1] = drawn_value<D, AS>(w.w[1]);
+  out[2] = drawn_value<D, AS>(w.w[2]);
+  out[3] = drawn_value<D, AS>(w.w[3]);
 }
 
 /// The draw_skip mutant's shortcut: ids more than 14 temperature units below
@@ -369,21 +390,21 @@ __device__ __forceinline__ void draw_quad(std::uint64_t seed, std::uint64_t offs
 /// such threshold is below 19.4 units and sound: the smallest E, 2^-24 (a
 /// word near 2^32), lifts an id e^16.6 times, and the max's key is at least
 /// 1 / 16.6 (its largest E, 24 ln 2).
-template <Defect D, int N>
+template <Defect D, DrawnAs AS, int N>
 __device__ __forceinline__ void skip_far_draws(const float (&v)[N], float (&ev)[N], float m_safe, float inv_t) {
   if constexpr (D == Defect::draw_skip) {
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-      if ((v[j] - m_safe) * inv_t < -14.0f) ev[j] = INFINITY;
+    for (int j = 0; j < N; ++j)  // E = inf, or its complement 1 (u = 0)
+      if ((v[j] - m_safe) * inv_t < -14.0f) ev[j] = AS == DrawnAs::noise ? INFINITY : 1.0f;
   }
 }
 
-/// The drawn E of one id: its call's word id % 4.
-template <Defect D>
+/// The drawn value of one id: its call's word id % 4.
+template <Defect D, DrawnAs AS = DrawnAs::noise>
 __device__ __forceinline__ float draw_one(std::uint64_t seed, std::uint64_t offset, std::uint32_t row, std::uint32_t id) {
   const philox::Words w = philox::philox4x32_10(drawn_input<D>(seed, offset, row, id / 4));
   const std::uint32_t k = id % 4;
-  return drawn_exponential<D>(k == 0 ? w.w[0] : k == 1 ? w.w[1] : k == 2 ? w.w[2] : w.w[3]);
+  return drawn_value<D, AS>(k == 0 ? w.w[0] : k == 1 ? w.w[1] : k == 2 ? w.w[2] : w.w[3]);
 }
 
 using keys::inverse_temperature;

@@ -53,7 +53,7 @@ fixtures::MatrixRequirement crossed(std::vector<fixtures::MatrixRow> rows, bool 
 /// million ids would only slow it).
 std::vector<fixtures::CaseSpec> reach_cases(const subject::Subject& s) {
   std::vector<fixtures::CaseSpec> out = fixtures::constants_cases();
-  for (auto* family : {fixtures::tie_cases, fixtures::far_edge_cases})
+  for (auto* family : {fixtures::tie_cases, fixtures::far_edge_cases, fixtures::key_plateau_cases})
     for (fixtures::CaseSpec& c : family()) out.push_back(std::move(c));
   if (s.kernel())
     for (fixtures::CaseSpec& c : fixtures::tile_count_cases()) out.push_back(std::move(c));

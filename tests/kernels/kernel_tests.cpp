@@ -14,6 +14,8 @@
 #include "subject/batch.h"
 #include "fixtures/llm_like.h"
 #include "kernels/device_memory.h"
+#include "kernels/philox.h"
+#include "oracle/drawn_noise.h"
 
 namespace raceoracle {
 namespace {
@@ -384,36 +386,119 @@ Batch screen_rows(oracle::Dtype dtype, std::int64_t pad) {
   return b;
 }
 
+constexpr kernels::FusedConfig kScreenConfigs[] = {{4096, 256}, {2048, 256}, {128, 64}};
+
+/// Runs kernel `name` on `b` with config `c` and counts the tiles whose
+/// partials differ from `want`; the first `show` become failures named by `label`.
+int partials_mismatches(const char* name, const Batch& b, kernels::FusedConfig c, const kernels::HostPartials& want,
+                        const std::string& label, int show) {
+  kernels::RunOptions o;
+  o.config = c;
+  const auto run = subject::run_kernel(*kernels::find_kernel(name), b, o);
+  if (!run.status.ok) {
+    ADD_FAILURE() << label << ": " << run.status.message;
+    return -1;
+  }
+  const auto& got = run.partials;
+  if (got.idx.size() != want.idx.size()) {
+    ADD_FAILURE() << label << ": " << got.idx.size() << " partials, the definition has " << want.idx.size();
+    return -1;
+  }
+  int differ = 0;
+  for (std::size_t j = 0; j < want.idx.size(); ++j) {
+    if (same(got.m[j], want.m[j]) && same(got.key[j], want.key[j]) && got.idx[j] == want.idx[j]) continue;
+    if (differ++ < show)
+      ADD_FAILURE() << label << " BLOCK_V=" << c.block_v << " row " << j / std::size_t(want.tiles) << " tile "
+                    << j % std::size_t(want.tiles) << ": kernel (m, key, idx) = (" << got.m[j] << ", " << got.key[j]
+                    << ", " << got.idx[j] << "), definition (" << want.m[j] << ", " << want.key[j] << ", "
+                    << want.idx[j] << ")";
+  }
+  return differ;
+}
+
+constexpr const char* kCpuOnlyDefinition =
+    "the definition is evaluated with the host's expf, which only the cpu backend shares; on a GPU the property "
+    "suite checks stage 1 against the oracle";
+
 TEST(Stage1Partials, EqualTheDefinitionExactly) {
-  if (std::string(kernels::backend_name()) != "cpu")
-    GTEST_SKIP() << "the definition is evaluated with the host's expf, which only the cpu backend shares; on a GPU "
-                    "the property suite checks stage 1 against the oracle";
+  if (std::string(kernels::backend_name()) != "cpu") GTEST_SKIP() << kCpuOnlyDefinition;
   for (auto dtype : {oracle::Dtype::bf16, oracle::Dtype::f32})
     for (std::int64_t pad : {0, 7}) {  // pad 7: rows 16-byte aligned, so full tiles take the vector loads
       const Batch b = screen_rows(dtype, pad);
       for (const char* name : {"fused-post", "fused-pre"})
-        for (auto c : {kernels::FusedConfig{4096, 256}, kernels::FusedConfig{2048, 256},
-                       kernels::FusedConfig{128, 64}}) {
-          const Kernel& k = *kernels::find_kernel(name);
-          kernels::RunOptions o;
-          o.config = c;
-          const auto run = subject::run_kernel(k, b, o);
-          ASSERT_TRUE(run.status.ok) << run.status.message;
-          const auto want = stage1_by_definition(b, c, k.order);
-          ASSERT_EQ(run.partials.idx.size(), want.idx.size());
-          int shown = 0;
-          for (std::size_t j = 0; j < want.idx.size() && shown < 5; ++j) {
-            const auto& got = run.partials;
-            if (same(got.m[j], want.m[j]) && same(got.key[j], want.key[j]) && got.idx[j] == want.idx[j])
-              continue;
-            ++shown;
-            ADD_FAILURE() << name << " " << oracle::to_string(dtype) << " pad " << pad << " BLOCK_V=" << c.block_v
-                          << " row " << j / std::size_t(want.tiles) << " tile " << j % std::size_t(want.tiles)
-                          << ": kernel (m, key, idx) = (" << got.m[j] << ", " << got.key[j] << ", " << got.idx[j]
-                          << "), definition (" << want.m[j] << ", " << want.key[j] << ", " << want.idx[j] << ")";
-          }
+        for (auto c : kScreenConfigs) {
+          const std::string label = std::string(name) + " " + oracle::to_string(dtype) + " pad " + std::to_string(pad);
+          partials_mismatches(name, b, c, stage1_by_definition(b, c, kernels::find_kernel(name)->order), label, 5);
         }
     }
+}
+
+/// Rows for the screen of drawn noise (screen_drawn_items): LLM-like rows at
+/// temperatures from 2 to 0.05, where a thread's largest bound is often not
+/// its best key; flat rows, where bound and key order the ids alike and
+/// nearly every tile has near ties; a 30-unit spread; a greedy row; a masked
+/// tile; a tile of one id far above the rest (one thread leads).
+Batch drawn_screen_rows(oracle::Dtype dtype, std::int64_t pad) {
+  const std::int64_t V = 4096 * 3 + 3996;
+  Batch b = Batch::make(16, V, dtype, pad);
+  fixtures::fill_llm_like(b, 11, {.sigma = 3.0f, .peak_one_in = 0});
+  b.temperatures = {1.0f, 0.7f, 0.3f, 0.1f, 2.0f, 0.05f, 1.0f, 1.0f, 0.0f, 1.0f, 1.0f, 0.5f, 1.0f, 1.0f, 1.0f, 1.0f};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> spread(-30.0f, 0.0f);
+  for (std::int64_t i = 0; i < V; ++i) {
+    b.x(6, i) = 0.0f, b.x(7, i) = spread(rng);
+    if (i >= 4096 && i < 8192) b.x(9, i) = -kInf;
+    b.x(10, i) = i % 4096 == 2999 ? 20.0f : b.x(10, i);
+  }
+  b.round_logits();
+  b.draw_noise(std::uint64_t(V) * 7919);
+  // Rows 12-15: in every tile, key plateaus planted on the drawn E (ids whose
+  // keys lie within 10%, 1e-3, 1e-5 and 0 of each other: several in one thread,
+  // one alone in others), far above the rest of the row.
+  const double gaps[] = {0.1, 1e-3, 1e-5, 0.0};
+  for (int g = 0; g < 4; ++g) {
+    const std::int64_t r = 12 + g;
+    for (std::int64_t i = 0; i < V; ++i) b.x(r, i) = -40.0f;
+    for (std::int64_t a = 100; a + 1200 < V; a += 4096)
+      for (std::int64_t far : {0, 64, 128, 256, 512, 1024})
+        for (std::int64_t k = 0; k < 8; ++k) {
+          const std::int64_t id = (a + far) / 4 * 4 - 2 + k;
+          b.x(r, id) = float(std::log(double(b.e(r, id))) + std::log1p(gaps[g] * double((id % 5) - 2) / 2));
+        }
+  }
+  b.round_logits();
+  return b;
+}
+
+/// The batch with each drawn id's noise the kernel's own E: philox::exponential_of
+/// of its word (the host's logf, which the cpu backend shares; the oracle's row
+/// is -log(u) rounded, up to an ulp away).
+Batch with_kernel_noise(Batch b) {
+  for (std::int64_t r = 0; r < b.rows; ++r)
+    for (std::int64_t i = 0; i < b.vocab; ++i)
+      b.e(r, i) = kernels::philox::exponential_of(
+          oracle::drawn_word(b.seeds[std::size_t(r)], b.offsets[std::size_t(r)], std::uint32_t(r), std::uint32_t(i)));
+  return b;
+}
+
+TEST(Stage1Partials, DrawnNoiseEqualTheDefinitionExactly) {
+  if (std::string(kernels::backend_name()) != "cpu") GTEST_SKIP() << kCpuOnlyDefinition;
+  int mutant_tiles = 0;
+  for (auto dtype : {oracle::Dtype::bf16, oracle::Dtype::f32})
+    for (std::int64_t pad : {0, 7}) {
+      const Batch b = drawn_screen_rows(dtype, pad);
+      const Batch noise = with_kernel_noise(b);
+      for (auto c : kScreenConfigs) {
+        const auto want = stage1_by_definition(noise, c, oracle::ScalingOrder::post);
+        const std::string label = std::string(oracle::to_string(dtype)) + " pad " + std::to_string(pad);
+        partials_mismatches("fused-philox", b, c, want, "fused-philox " + label, 5);
+        mutant_tiles += partials_mismatches("fused-philox~floor_above_e", b, c, want, "", 0);
+      }
+    }
+  // The rows have the power to tell the screen from one whose flag is off.
+  RecordProperty("floor_above_e_tiles_wrong", mutant_tiles);
+  EXPECT_GT(mutant_tiles, 0) << "no tile tells a screen that flags against the largest bound: the drawn screen's "
+                                "threshold goes untested";
 }
 
 TEST(Registry, NamesAreUniqueAndFindable) {

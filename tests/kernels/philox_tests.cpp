@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -98,6 +99,35 @@ TEST(DrawnNoise, Fp32ConversionIsWithinOneUlp) {
   RecordProperty("worst_ulp", std::to_string(worst));
   EXPECT_LE(worst, 1.0);
   EXPECT_EQ(kernels::philox::exponential_of(~0u), float(-std::log1p(-0x1p-24)));  // the smallest E
+}
+
+// The complement of every word, 1 - u, is exact and gives u back exactly, so
+// the screen's E from the complement (-logf(1 - r)) is the draw's bit for bit;
+// the floor of E from the complement alone is at most 2^-22 above E (the
+// proof's allowance) and within 2^-15.4 below it, on both sides of the switch
+// from series to log2 (kernels/SCREEN.md, "Drawn noise").
+TEST(DrawnNoise, ComplementIsExactAndItsFloorIsWithinItsBounds) {
+  double worst_above = 0.0, worst_below = 0.0;  // floor / E - 1 at its largest; 1 - floor / E likewise
+  for (std::uint32_t t = 0; t < (1u << 23); ++t) {
+    const std::uint32_t w = t << 9;
+    const float u = kernels::philox::uniform_from_bits(w), r = kernels::philox::complement_from_bits(w);
+    ASSERT_EQ(double(r), 1.0 - double(u)) << t;
+    ASSERT_EQ(1.0f - r, u) << t;
+    ASSERT_EQ(-logf(1.0f - r), kernels::philox::exponential_of(w)) << t;
+    const double floor = kernels::philox::exponential_floor(r), e = oracle::exponential_of(w);
+    worst_above = std::max(worst_above, floor / e - 1.0);
+    worst_below = std::max(worst_below, 1.0 - floor / e);
+  }
+  auto text = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", x);
+    return std::string(b);
+  };
+  RecordProperty("floor_above_e_at_most", text(worst_above));
+  RecordProperty("floor_below_e_at_most", text(worst_below));
+  EXPECT_LE(worst_above, 0x1p-22);
+  EXPECT_LE(worst_below, std::exp2(-15.4));
+  EXPECT_GT(worst_below, 0x1p-17);  // the 2^-16 shrink shows: the measure is of the floor in use
 }
 
 // The oracle's noise row is every E rounded to fp32, and distinct uniforms
