@@ -178,9 +178,12 @@ void add_sampler_options(CLI::App* app, protocol::SamplerSpec& o, const char* wh
   auto flag = [](const char* field) { return protocol::override_flag(field); };
   app->add_option_function<std::string>(
          flag("scaling_order"),
-         [&over](const std::string& v) { over.scaling_order = v == "pre" ? race::ScalingOrder::pre : race::ScalingOrder::post; },
+         [&over](const std::string& v) {
+           for (std::size_t i = 0; i < std::size(race::kScalingOrderNames); ++i)
+             if (v == race::kScalingOrderNames[i]) over.scaling_order = race::ScalingOrder(i);
+         },
          "override the sampler's declared scaling order")
-      ->check(CLI::IsMember({"post", "pre"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(race::kScalingOrderNames), std::end(race::kScalingOrderNames))));
   app->add_option_function<double>(
          flag("exp_ulp"), [&over](double v) { over.exp_ulp = v; }, "override the sampler's declared exp error (ulps)")
       ->check(finite_in(0.0, protocol::kMaxUlp));

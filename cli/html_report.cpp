@@ -10,6 +10,7 @@
 #include "cli/report_json.h"
 #include "io/html.h"
 #include "io/table.h"
+#include "race/definition.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -181,7 +182,7 @@ DivergenceCharts divergence_charts(const io::Table& table, const std::string& ke
                   true, true, {}};
   io::Chart rate{"rows two samplers under the contract may disagree on (the estimate, its 95% interval)",
                  "temperature", "disagreement rate per row", true, true, {}};
-  for (const std::string order : {"post", "pre"}) {
+  for (const std::string order : race::kScalingOrderNames) {
     io::ChartSeries measured{order + "-scale: measured", {}, {}, {}, {}, false};
     io::ChartSeries bound{order + "-scale: bound", {}, {}, {}, {}, true};
     io::ChartSeries estimate{order + "-scale: estimate", {}, {}, {}, {}, false};

@@ -176,11 +176,7 @@ oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContrac
   c.scale_divides = word_field(f, "scale_op", kScaleOps, c.scale_divides) == 1;
   c.key_reciprocal = word_field(f, "key_op", kKeyOps, c.key_reciprocal) == 1;
   c.key_bf16 = word_field(f, "key_dtype", kKeyDtypes, c.key_bf16) == 1;
-  if (auto it = f.find("scaling_order"); it != f.end()) {
-    if (it->second != "post" && it->second != "pre")
-      throw std::invalid_argument("'scaling_order' = '" + it->second + "': must be 'post' or 'pre'");
-    c.order = it->second == "pre" ? oracle::ScalingOrder::pre : oracle::ScalingOrder::post;
-  }
+  c.order = oracle::ScalingOrder(word_field(f, "scaling_order", race::kScalingOrderNames, int(c.order)));
   c.exp_ulp = c.rescale_ulp = ulp_field(f, "exp_ulp", c.exp_ulp);
   c.div_ulp = ulp_field(f, "div_ulp", c.div_ulp);
   c.noise_ulp = ulp_field(f, "noise_ulp", c.noise_ulp);

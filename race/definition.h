@@ -25,7 +25,9 @@ inline const char* to_string(KeyDomain d) { return d == KeyDomain::log ? "log" :
 ///   post: m = max(x), exp((x - m) * inv_t)      (production order)
 ///   pre : xs = x * inv_t, m = max(xs), exp(xs - m)
 enum class ScalingOrder : std::uint8_t { post, pre };
-inline const char* to_string(ScalingOrder s) { return s == ScalingOrder::pre ? "pre" : "post"; }
+/// The orders' names, in the enum's order: files, flags and reports spell them so.
+inline constexpr const char* kScalingOrderNames[] = {"post", "pre"};
+inline const char* to_string(ScalingOrder s) { return kScalingOrderNames[int(s)]; }
 
 /// The clamp the definition applies to sampling temperatures: t = max(T, 1e-5f).
 inline constexpr float kMinTemperature = 1e-5f;

@@ -281,7 +281,7 @@ TEST_F(VerifyFiles, BadFilesAreClearErrors) {
 
   s = good;
   s.metadata["scaling_order"] = "sideways";
-  expect_error(write(s, "order.safetensors"), "'scaling_order' = 'sideways': must be 'post' or 'pre'");
+  expect_error(write(s, "order.safetensors"), "'scaling_order' = 'sideways': must be one of 'post', 'pre'");
   s = good;
   s.metadata["eps"] = "tiny";
   expect_error(write(s, "eps.safetensors"), "not a decimal number");
