@@ -24,10 +24,11 @@ BaselineRace::BaselineRace(const oracle::RowView& row, float eps, const Baseline
   gmax_ = -INFINITY;
   for (int t = 0; t < launch.threads; ++t) {
     float m = -INFINITY, sum = 0.0f;
+    float xs[8];  // the load's scaled logits, computed once (a load is at most 8 ids)
     const auto fold = [&](std::int64_t first, int count) {
       Load l{first, count, m, m};
       float load_max = -INFINITY;
-      for (int j = 0; j < count; ++j) load_max = std::fmax(load_max, scaled(first + j));
+      for (int j = 0; j < count; ++j) load_max = std::fmax(load_max, xs[j] = scaled(first + j));
       if (load_max > m) {
         if (m != -INFINITY) sum *= std::exp(m - load_max);
         m = load_max;
@@ -35,7 +36,7 @@ BaselineRace::BaselineRace(const oracle::RowView& row, float eps, const Baseline
       l.max_after = m;
       const float m_safe = keys::guard_max(m);
       for (int j = 0; j < count; ++j) {
-        const float w = std::exp(scaled(first + j) - m_safe);
+        const float w = std::exp(xs[j] - m_safe);
         if (w == w) sum += w;
       }
       loads_[std::size_t(t)].push_back(l);
