@@ -146,7 +146,7 @@ __device__ __forceinline__ ThreadScreen screen_drawn_items(const float (&v)[ITEM
                                                            float m_safe, float inv_t, float eps) {
   constexpr ScalingOrder ORDER = ScalingOrder::post;  // the one order the drawn kernel is built for
   const float inv_t_log2e = inv_t * kLog2e;
-  auto numerator = [&](int j) { return screen_numerator<ORDER, D>(v[j], m_safe, inv_t, inv_t_log2e); };
+  auto numerator = [&](float x) { return screen_numerator<ORDER, D>(x, m_safe, inv_t, inv_t_log2e); };
   auto bound_denominator = [&](int j) {
     return (D == Defect::floor_above_e ? r[j] * (1.0f + r[j]) : philox::exponential_floor(r[j])) + eps;
   };
@@ -156,7 +156,7 @@ __device__ __forceinline__ ThreadScreen screen_drawn_items(const float (&v)[ITEM
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const float b = bound_denominator(j);
-    const float q = numerator(j) * device::rcp_approx(b);
+    const float q = numerator(v[j]) * device::rcp_approx(b);
     low = fminf(low, b);
     const bool lead = q > top;
     second = fmaxf(second, fminf(top, q));
@@ -170,14 +170,14 @@ __device__ __forceinline__ ThreadScreen screen_drawn_items(const float (&v)[ITEM
 #pragma unroll
   for (int j = 1; j < ITEMS; ++j) xc = j == c ? v[j] : xc, rc = j == c ? r[j] : rc;
   float ec = noise_of_complement(rc);
-  const float qc = numerator(c) * device::rcp_approx(ec + eps);
+  const float qc = numerator(xc) * device::rcp_approx(ec + eps);  // xc, not v[c]: no array indexed at run time
   const float flag = qc * (1.0f - 0x1p-14f);
   if (!(second >= flag)) return ThreadScreen{TopTwo{qc, second}, xc, ec, c};  // every other q+ below: none of them can lead
   const int c0 = c;
   top = second = 0.0f;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const float p = numerator(j);
+    const float p = numerator(v[j]);
     float q = p * device::rcp_approx(bound_denominator(j)), e = 0.0f;
     if (j == c0 || q >= flag) {
       e = noise_of_complement(r[j]);
