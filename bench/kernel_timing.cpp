@@ -12,18 +12,14 @@
 namespace raceoracle::bench {
 
 const char* to_string(RowsLike r) {
-  for (const auto& [like, name] : kRowsLikeNames)
-    if (like == r) return name;
+  for (const RowsLikeName& n : kRowsLikeNames)
+    if (n.like == r) return n.name;
   return "?";
 }
 
 const char* describe(RowsLike r) {
-  switch (r) {
-    case RowsLike::llm: return "LLM-like";
-    case RowsLike::flat: return "flat (every logit 0)";
-    case RowsLike::wide: return "wide (N(0, 5^2))";
-    case RowsLike::spread: return "spread (uniform over 30 units)";
-  }
+  for (const RowsLikeName& n : kRowsLikeNames)
+    if (n.like == r) return n.what;
   return "?";
 }
 

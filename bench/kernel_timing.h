@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "race/definition.h"
@@ -14,10 +13,18 @@
 namespace raceoracle::bench {
 
 enum class RowsLike { llm, flat, wide, spread };
-inline constexpr std::pair<RowsLike, const char*> kRowsLikeNames[] = {
-    {RowsLike::llm, "llm"}, {RowsLike::flat, "flat"}, {RowsLike::wide, "wide"}, {RowsLike::spread, "spread"}};
+struct RowsLikeName {
+  RowsLike like;
+  const char* name;  ///< the flag's word and the JSON's
+  const char* what;  ///< for help and the bench's header line
+};
+inline constexpr RowsLikeName kRowsLikeNames[] = {
+    {RowsLike::llm, "llm", "LLM-like"},
+    {RowsLike::flat, "flat", "flat (every logit 0: a kernel that draws its noise draws all of it)"},
+    {RowsLike::wide, "wide", "wide (N(0, 5^2))"},
+    {RowsLike::spread, "spread", "spread (uniform over 30 units)"}};
 const char* to_string(RowsLike r);
-const char* describe(RowsLike r);  ///< for the bench's header line
+const char* describe(RowsLike r);
 
 struct TimingSettings {
   std::vector<std::int64_t> rows;  ///< default: 1 4 8 16 32 64 128 256 (gpu), 1 8 (cpu)

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
-#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -450,12 +449,20 @@ CommandLine::CommandLine()
   o.bn->add_flag("--graph", o.bo.timing.graph,
                  "also time each cell replayed from CUDA/HIP graphs on a stream of its own, as engines run their "
                  "decode step (columns KERNEL+graph; GPU backends)");
-  std::map<std::string, bench::RowsLike> rows_like;
-  for (const auto& [like, name] : bench::kRowsLikeNames) rows_like.emplace(name, like);
-  auto* like = o.bn->add_option("--rows-like", o.bo.timing.rows_like,
-                                "the rows' logits: llm (LLM-like, default), flat (every logit 0: a kernel that draws its "
-                                "noise draws all of it), wide (N(0, 5^2)), spread (uniform over 30 units)")
-                   ->transform(CLI::CheckedTransformer(rows_like, CLI::ignore_case));
+  std::vector<std::string> rows_like;
+  std::string rows_like_help = "the rows' logits (default llm):";
+  for (const bench::RowsLikeName& n : bench::kRowsLikeNames) {
+    rows_like.emplace_back(n.name);
+    rows_like_help += fmt::format("{} {}: {}", rows_like.size() == 1 ? "" : ";", n.name, n.what);
+  }
+  auto* like = o.bn->add_option_function<std::string>(
+                       "--rows-like",
+                       [&o](const std::string& v) {
+                         for (const bench::RowsLikeName& n : bench::kRowsLikeNames)
+                           if (v == n.name) o.bo.timing.rows_like = n.like;
+                       },
+                       rows_like_help)
+                   ->check(CLI::IsMember(rows_like));
   o.bn->add_flag_callback("--flat", [&o] { o.bo.timing.rows_like = bench::RowsLike::flat; }, "--rows-like flat")
       ->excludes(like);
   o.bn->add_option("--top-k", o.bo.timing.filter.top_k, "every row's top-k, for the kernels that filter (default 0: off)")

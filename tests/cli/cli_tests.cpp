@@ -322,7 +322,7 @@ TEST(CommandLine, BadNumbersAreRefusedNamingFlagValueAndRange) {
       {{"divergence", "--vocab", "2147483648"}, "--vocab: Value 2147483648 not in range 1 to 1073741824"},
       {{"check", "--stages", "3"}, "--stages: 3 not in {1,2}"},
       {{"bench", "--block-v", "128"}, "--block-v: 128 not in {1024,2048,4096}"},
-      {{"bench", "--rows-like", "bumpy"}, "--rows-like: Check bumpy value in {"},
+      {{"bench", "--rows-like", "bumpy"}, "--rows-like: bumpy not in {llm,flat,wide,spread}"},
       {{"bench", "--flat", "--rows-like", "wide"}, "excludes"},
       {{"divergence", "--rows", "65535", "--vocab", "1073741824"}, "--rows 65535 x --vocab 1073741824 needs"},
       {{"check", "--sampler-fds", "3,4", "--sampler", "x"}, "excludes"},
