@@ -47,6 +47,32 @@ def draw(e, eps, greedy_eps):  # time_cell's calling convention
     return e.exponential_()
 
 
+def step_results(like, rows, draws, cells):
+    """One row of the table per row count: the draw's median (draws: rows -> time_cell's dict), the two
+    kernels' graph-replayed medians (cells: raceoracle_cells' map), and (draw + fused-post) / fused-philox.
+    A cell the bench did not return is an error naming it, not a silent gap."""
+    out = []
+    for r in rows:
+        want = [(k, "bf16", r) for k in ("fused-post+graph", "fused-philox+graph")]
+        missing = [k for k in want if k not in cells]
+        if missing:
+            raise SystemExit(f"drawn_step.py: raceoracle bench returned no {missing[0][0]} cell at {r} rows ({like} rows)")
+        post, philox = cells[want[0]], cells[want[1]]
+        d = draws[r]["median_us"]
+        out.append(dict(rows_like=like, rows=r, exponential_us=d, fused_post_us=post, fused_philox_us=philox,
+                        ratio=(d + post) / philox))
+    return out
+
+
+def table(results):
+    lines = ["| rows like | rows | exponential_ us | fused-post us | draw-then-race us | fused-philox us | ratio |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['rows_like']} | {r['rows']} | {r['exponential_us']:.1f} | {r['fused_post_us']:.1f} | "
+                     f"{r['exponential_us'] + r['fused_post_us']:.1f} | {r['fused_philox_us']:.1f} | {r['ratio']:.2f} |")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--raceoracle", required=True, help="a raceoracle build for the nvidia backend")
@@ -69,21 +95,13 @@ def main():
     for rows in a.rows:
         draws[rows] = peers.time_cell(draw, DrawPool(rows, a.vocab), a.samples, a.per_sample, "cuda", graph=True)
         print(f"  exponential_ {rows:4d} x {a.vocab}: {draws[rows]['median_us']:.1f} us", flush=True)
-    results = []
+    results, kernel_device = [], ""
     for like in a.rows_like:
         cells, kernel_device = peers.raceoracle_cells(a.raceoracle, a.rows, a.vocab, ["bf16"], True,
                                                       ["--kernels", "fused-post", "fused-philox", "--rows-like", like])
-        for rows in a.rows:
-            post, philox = cells[("fused-post+graph", "bf16", rows)], cells[("fused-philox+graph", "bf16", rows)]
-            d = draws[rows]["median_us"]
-            results.append(dict(rows_like=like, rows=rows, exponential_us=d, fused_post_us=post, fused_philox_us=philox,
-                                ratio=(d + post) / philox))
+        results += step_results(like, a.rows, draws, cells)
     print()
-    print("| rows like | rows | exponential_ us | fused-post us | draw-then-race us | fused-philox us | ratio |")
-    print("|---|---|---|---|---|---|---|")
-    for r in results:
-        print(f"| {r['rows_like']} | {r['rows']} | {r['exponential_us']:.1f} | {r['fused_post_us']:.1f} | "
-              f"{r['exponential_us'] + r['fused_post_us']:.1f} | {r['fused_philox_us']:.1f} | {r['ratio']:.2f} |")
+    print(table(results))
     if a.json:
         with open(a.json + ".tmp", "w") as f:
             json.dump({"device": device, "torch": torch.__version__, "vocab": a.vocab, "raceoracle_device": kernel_device,
