@@ -102,6 +102,7 @@ int check(const CheckOptions& o) {
   std::unique_ptr<protocol::ExternalSampler> sampler;
   const auto ks = subjects_of(o, sampler);
   if (sampler && sampler->serves_verify()) return check_verify(o, sampler.get());
+  if (o.mutants && !sampler) kernels::require_mutants_built();  // before the laws' minutes, not after
   std::size_t unit = 0;  // the units of the run in their fixed order; this shard runs its own
   std::vector<std::string> unsaved;  // corpus entries that could not be written: errors, after the verdict
   auto finish = [&](int failures) {

@@ -14,7 +14,8 @@ namespace {
 
 int list_json() {
   using nlohmann::json;
-  json out = {{"backend", kernels::backend_name()}, {"data", properties::data_dir()}};
+  json out = {{"backend", kernels::backend_name()}, {"data", properties::data_dir()}, {"mutants_built", kernels::kMutantsBuilt},
+              {"mutants", json::array()}, {"verify_mutants", json::array()}};
   for (const auto& k : kernels::kernels()) out["kernels"].push_back(k.name);
   for (const auto& k : kernels::mutants()) out["mutants"].push_back(k.name);
   for (const auto& p : properties::laws())
@@ -37,7 +38,7 @@ int list(bool json) {
     std::printf("  %-24s %s-scale, exp %.1f ulp, div %.1f ulp%s\n", k.name.c_str(), oracle::to_string(c.order), c.exp_ulp,
                 c.div_ulp, c.rescales > 0 ? ", two-stage" : "");
   }
-  std::printf("mutants:\n");
+  std::printf("mutants:%s\n", kernels::kMutantsBuilt ? "" : " none (this build: RACEORACLE_MUTANTS=OFF)");
   for (const auto& k : kernels::mutants()) std::printf("  %s\n", k.name.c_str());
   std::printf("laws:\n");
   for (const auto& p : properties::laws()) {
@@ -46,7 +47,7 @@ int list(bool json) {
   }
   std::printf("verify kernels (SPEC §11):\n");
   for (const auto& k : kernels::verify_kernels()) std::printf("  %s\n", std::string(k.name).c_str());
-  std::printf("verify mutants:\n");
+  std::printf("verify mutants:%s\n", kernels::kMutantsBuilt ? "" : " none");
   for (const auto& m : properties::verify_mutants({})) std::printf("  %s\n", m.name().c_str());
   std::printf("verify laws:\n");
   for (const auto& p : properties::verify_laws()) std::printf("  %-30s %s\n", p.name.c_str(), p.statement.c_str());

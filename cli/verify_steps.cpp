@@ -105,6 +105,7 @@ int check_verify(const CheckOptions& o, const protocol::ExternalSampler* sampler
     subjects.push_back(properties::find_verify_subject(n));
   }
   const auto laws = properties::select_verify_laws(o.laws);
+  if (o.mutants && !sampler) kernels::require_mutants_built();  // before the laws' minutes, not after
   const auto start = Clock::now();
   if (!sampler)  // check() printed it before it started the sampler
     std::printf("raceoracle check: backend %s (%s), seed %llu, %d cases per law\n", kernels::backend_name(),

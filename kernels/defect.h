@@ -28,6 +28,20 @@ struct DefectSet {
   static constexpr bool contains(Defect d) { return ((d == Ds) || ...); }
 };
 
+/// Whether this build compiles the named mutants into its kernels (CMake's
+/// RACEORACLE_MUTANTS, ON but in the sanitizer build, whose tests run none:
+/// each mutant is a template instantiation of its kernel, most of the
+/// kernels' compile time).
+#ifdef RACEORACLE_NO_MUTANTS
+constexpr bool kMutantsBuilt = false;  // (not inline: a unit's own, as the mutation engine's schemata are built without)
+#else
+constexpr bool kMutantsBuilt = true;
+#endif
+/// The defects a kernel is built with: `none` (the real kernel) and, where
+/// the mutants are built, Ds.
+template <Defect... Ds>
+using BuiltDefects = std::conditional_t<kMutantsBuilt, DefectSet<Defect::none, Ds...>, DefectSet<Defect::none>>;
+
 inline constexpr Defect kAllDefects[] = {
 #define RACEORACLE_DEFECT(name, what) Defect::name,
 #include "kernels/defect_list.inc"
@@ -44,7 +58,7 @@ constexpr bool drawn_only(Defect d) {
   return false;
 }
 /// The defects a kernel that draws its noise is built with.
-using DrawnDefects = DefectSet<Defect::none, kDrawnOnly[0], kDrawnOnly[1], kDrawnOnly[2], kDrawnOnly[3], kDrawnOnly[4]>;
+using DrawnDefects = BuiltDefects<kDrawnOnly[0], kDrawnOnly[1], kDrawnOnly[2], kDrawnOnly[3], kDrawnOnly[4]>;
 static_assert(std::size(kDrawnOnly) == 5, "DrawnDefects lists every entry of kDrawnOnly");
 
 /// The defects of the filtered race alone (SPEC §9): a kernel without filters
@@ -68,23 +82,22 @@ constexpr bool verify_only(Defect d) {
   return false;
 }
 /// The defects the verify kernel is built with.
-using VerifyDefects =
-    DefectSet<Defect::none, kVerifyOnly[0], kVerifyOnly[1], kVerifyOnly[2], kVerifyOnly[3], kVerifyOnly[4], kVerifyOnly[5],
-              kVerifyOnly[6], kVerifyOnly[7]>;
+using VerifyDefects = BuiltDefects<kVerifyOnly[0], kVerifyOnly[1], kVerifyOnly[2], kVerifyOnly[3], kVerifyOnly[4],
+                                   kVerifyOnly[5], kVerifyOnly[6], kVerifyOnly[7]>;
 static_assert(std::size(kVerifyOnly) == 8, "VerifyDefects lists every entry of kVerifyOnly");
 
 inline constexpr std::size_t kTensorDefectCount =
-    std::size(kAllDefects) - std::size(kDrawnOnly) - std::size(kFilterOnly) - std::size(kVerifyOnly);
+    std::size(kAllDefects) - 1 - std::size(kDrawnOnly) - std::size(kFilterOnly) - std::size(kVerifyOnly);
 constexpr std::array<Defect, kTensorDefectCount> tensor_defects() {
   std::array<Defect, kTensorDefectCount> out{};
   std::size_t n = 0;
   for (Defect d : kAllDefects)
-    if (!drawn_only(d) && !filter_only(d) && !verify_only(d)) out[n++] = d;
+    if (d != Defect::none && !drawn_only(d) && !filter_only(d) && !verify_only(d)) out[n++] = d;
   return out;
 }
 inline constexpr auto kTensorDefects = tensor_defects();
 template <std::size_t... I>
-DefectSet<kTensorDefects[I]...> tensor_set(std::index_sequence<I...>);
+BuiltDefects<kTensorDefects[I]...> tensor_set(std::index_sequence<I...>);
 /// Every defect but the drawn-noise, filter and verify ones, `none` first: the fused kernel that reads its noise.
 using TensorDefects = decltype(tensor_set(std::make_index_sequence<kTensorDefectCount>{}));
 

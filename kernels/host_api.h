@@ -80,7 +80,7 @@ Status fused_stage1(const SampleArgs& a, const FusedConfig& c, ScalingOrder orde
 Status fused_stage2(const SampleArgs& a, const FusedConfig& c, NoiseSource n, Defect d, const Partials& p);
 /// The defects the baseline is built with (its steps have no tiles, partials
 /// or rescale, so only these concern it).
-using BaselineDefects = DefectSet<Defect::none, Defect::strict_greedy, Defect::high_id_tie, Defect::no_rescale>;
+using BaselineDefects = BuiltDefects<Defect::strict_greedy, Defect::high_id_tie, Defect::no_rescale>;
 /// The baseline's race launch: one workgroup of this many threads per row
 /// (the most loads in flight a row can have), each with an online max.
 inline constexpr int kBaselineRaceThreads = 1024;
@@ -94,8 +94,8 @@ std::size_t baseline_scratch_bytes(std::int64_t rows, std::int64_t vocab);
 inline constexpr int kFilteredThreads = 256;
 /// The defects the fused filtered kernel is built with: the field's filter
 /// bugs (FILTER_ONLY in kernels/defect.h), and a tie rule.
-using FilteredDefects = DefectSet<Defect::none, Defect::joint_mass, Defect::crossing_dropped, Defect::topk_exactly_k,
-                                  Defect::filters_row0, Defect::mass_bf16, Defect::high_id_tie>;
+using FilteredDefects = BuiltDefects<Defect::joint_mass, Defect::crossing_dropped, Defect::topk_exactly_k,
+                                     Defect::filters_row0, Defect::mass_bf16, Defect::high_id_tie>;
 /// The fused filtered race: each filter's threshold found by a bitwise search
 /// over the logits' ordered bits (no sort), then the race over the kept ids.
 Status sample_filtered_select(const SampleArgs& a, Defect d);

@@ -13,5 +13,6 @@ int main() {
               device_count() > 0 ? device_description().c_str() : "");
   for (const Kernel& k : kernels()) std::printf("kernel %s\n", k.name.c_str());
   for (const Kernel& k : mutants()) std::printf("mutant %s\n", k.name.c_str());
+  if (!kMutantsBuilt) std::printf("no mutants: built with RACEORACLE_MUTANTS=OFF\n");
   return 0;
 }

@@ -226,7 +226,14 @@ std::string kernel_names() {
   return s;
 }
 
+void require_mutants_built() {
+  if (!kMutantsBuilt)
+    throw std::invalid_argument("this build has no named mutants (configured with -DRACEORACLE_MUTANTS=OFF, as the "
+                                "sanitizer build is): run the mutants from a build with them");
+}
+
 std::vector<const Kernel*> resolve_kernels(const std::vector<std::string>& names, bool want_mutants) {
+  if (want_mutants) require_mutants_built();
   std::vector<const Kernel*> out;
   if (names.empty()) {
     for (const auto& k : want_mutants ? mutants() : kernels()) out.push_back(&k);
@@ -234,6 +241,7 @@ std::vector<const Kernel*> resolve_kernels(const std::vector<std::string>& names
   }
   for (const auto& n : names) {
     const Kernel* k = find_kernel(n);
+    if (!k && n.find(kMutantMark) != std::string::npos) require_mutants_built();  // a mutant's name, none built
     if (!k) throw std::invalid_argument("unknown kernel '" + n + "'; known: " + kernel_names());
     if (k->is_mutant() && !want_mutants)
       throw std::invalid_argument("'" + n + "' is a mutant: run it with `raceoracle mutants --mutants " + n +

@@ -66,6 +66,10 @@ const Kernel& fused_kernel(ScalingOrder order);
 /// The real kernel a mutant breaks ("fused-post" of "fused-post~no_m_safe"); a real kernel's own name.
 std::string_view real_kernel_name(const Kernel& k);
 std::string kernel_names();                         ///< comma-separated, real ones first
+/// Refuses (std::invalid_argument) in a build without the named mutants
+/// (RACEORACLE_MUTANTS=OFF; kernels/defect.h): a gate over none would pass
+/// by default, and a mutant's launch there fails, which is no kill.
+void require_mutants_built();
 /// The kernels named (every real one, or every mutant, when none are);
 /// std::invalid_argument on an unknown name, or on a name of the other list
 /// (saying which command runs it).

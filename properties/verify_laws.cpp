@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "kernels/registry.h"
 #include "oracle/verify.h"
 #include "properties/rapidcheck_run.h"
 #include "subject/batch.h"
@@ -261,7 +262,10 @@ VerifySubject find_verify_subject(const std::string& name) {
   if (!k) throw std::invalid_argument("unknown verify kernel '" + name + "'; known: " + known());
   if (tilde == std::string::npos) return {k, kernels::Defect::none};
   for (kernels::Defect d : kernels::kVerifyOnly)
-    if (name.substr(tilde + 1) == kernels::to_string(d)) return {k, d};
+    if (name.substr(tilde + 1) == kernels::to_string(d)) {
+      kernels::require_mutants_built();
+      return {k, d};
+    }
   throw std::invalid_argument("unknown verify mutant '" + name + "'; known: " + known());
 }
 
@@ -273,7 +277,8 @@ std::vector<VerifySubject> verify_mutants(const std::vector<std::string>& kernel
   std::vector<VerifySubject> out;
   for (const auto& k : kernels::verify_kernels()) {
     if (!kernel_names.empty() && std::find(kernel_names.begin(), kernel_names.end(), k.name) == kernel_names.end()) continue;
-    for (kernels::Defect d : kernels::kVerifyOnly) out.push_back({&k, d});
+    for (kernels::Defect d : kernels::VerifyDefects::values)
+      if (d != kernels::Defect::none) out.push_back({&k, d});
   }
   return out;
 }

@@ -7,11 +7,13 @@
 
 #include "kernels/registry.h"
 #include "subject/subject.h"
+#include "tests/support/mutants_built.h"
 
 namespace raceoracle::mutants {
 namespace {
 
 TEST(GateProgress, SaysTheCountTheVerdictAndTheTimeLeft) {
+  RACEORACLE_SKIP_WITHOUT_MUTANTS();
   MutantReport r;
   r.mutant = &subject::subject_of(*kernels::find_kernel("fused-post~high_id_tie"));
   r.seconds = 2.0;

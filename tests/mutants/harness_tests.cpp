@@ -8,12 +8,14 @@
 
 #include "kernels/registry.h"
 #include "mutants/harness.h"
+#include "tests/support/mutants_built.h"
 
 namespace raceoracle::mutants {
 namespace {
 // A pair whose child gives no verdict (here: its exec fails; on a GPU: a
 // runtime unusable after fork) is a crash, never a kill.
 TEST(MutantHarness, AChildWithoutAVerdictIsACrashNeverAKill) {
+  RACEORACLE_SKIP_WITHOUT_MUTANTS();
   mutants::HarnessSettings s;
   s.run.cases = 5;
   s.timeout_s = 60;
