@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test suite under AddressSanitizer and UBSan (cpu backend, clang-14),
-# looking for memory errors and undefined behaviour. The same tree holds the
+# looking for memory errors and undefined behaviour. Its kernels are built
+# without the named mutants (the preset's RACEORACLE_MUTANTS=OFF): no test
+# here runs one, and they are most of the kernels' compile time. The same tree holds the
 # libFuzzer targets (ci/fuzz.sh runs them), so one sanitized build serves both. Its test preset runs each law on 10
 # random cases besides the corpus and the coverage matrix, and reports the
 # input classes it did not meet rather than failing on them
