@@ -29,11 +29,13 @@ struct DefectSet {
 };
 
 /// Whether this build compiles the named mutants into its kernels (CMake's
-/// RACEORACLE_MUTANTS, ON but in the sanitizer build, whose tests run none:
-/// each mutant is a template instantiation of its kernel, most of the
-/// kernels' compile time).
+/// RACEORACLE_MUTANTS: ON but in the sanitizer build, whose tests run none,
+/// and the nvcc build check; each mutant is a template instantiation of its
+/// kernel, most of the kernels' compile time). Not inline: each unit's own,
+/// as the mutation engine's schemata units are built without them and the
+/// rest of their program with.
 #ifdef RACEORACLE_NO_MUTANTS
-constexpr bool kMutantsBuilt = false;  // (not inline: a unit's own, as the mutation engine's schemata are built without)
+constexpr bool kMutantsBuilt = false;
 #else
 constexpr bool kMutantsBuilt = true;
 #endif
