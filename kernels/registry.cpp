@@ -229,7 +229,7 @@ std::string kernel_names() {
 void require_mutants_built() {
   if (!kMutantsBuilt)
     throw std::invalid_argument("this build has no named mutants (configured with -DRACEORACLE_MUTANTS=OFF, as the "
-                                "sanitizer build is): run the mutants from a build with them");
+                                "sanitizer build is): run the mutants from a build with them (`check --no-mutants` runs the laws alone)");
 }
 
 std::vector<const Kernel*> resolve_kernels(const std::vector<std::string>& names, bool want_mutants) {
