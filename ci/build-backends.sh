@@ -8,7 +8,7 @@
 # are template instantiations of the kernels, most of their compile time:
 # hipcc builds them here, as AMD GPUs are not run; nvcc builds them in every
 # GPU run, which runs them (docs/GPU.md), so its check here is the real
-# kernels' (RACEORACLE_MUTANTS=OFF), 75 s less. Every other target is
+# kernels' (RACEORACLE_MUTANTS=OFF): the stage 218 -> 155 s on a clean clone. Every other target is
 # host C++ that no backend changes (only kernels/ reads the backend's macros)
 # and that the cpu build compiles with the same compiler and flags; a GPU run
 # builds them all (docs/GPU.md).
