@@ -39,15 +39,28 @@ struct Fixed {
   __device__ float to_float(unsigned long long v) const { return float(v) * inv_scale; }
 };
 
-/// The weight exp((x - m) / t) in post order (the fused filtered race's own, filtered_row.h's weight).
+/// The weight exp((x - m) / t) in post order (the fused filtered race's own,
+/// filtered_row.h's weight); m is the row's max of scaled(x) = x.
 template <Defect D>
 struct PostScaleWeight {
   float m_safe, inv_t;
   __device__ float operator()(float x) const { return weight<D>(x, m_safe, inv_t); }
+  __device__ float scaled(float x) const { return x; }
+};
+
+/// The top-k set gathered into shared memory (its ids and logits), when it
+/// holds at most kCapacity ids: top-p's passes, the max and min-p then walk
+/// it instead of the row, and a race may too (Kept::listed).
+struct TopSet {
+  static constexpr unsigned kCapacity = 1024;
+  unsigned n;
+  unsigned id[kCapacity];  // ids < 2^31 (race.h's int ids)
+  float x[kCapacity];
 };
 
 /// A row as the select walks it; `Weight` computes an id's w from its logit,
-/// in the arithmetic of the kernel whose probabilities the cuts filter.
+/// in the arithmetic of the kernel whose probabilities the cuts filter (its
+/// m_safe is set by select_kept, once the row's max is known).
 template <class Logit, int THREADS, Defect D, class Weight = PostScaleWeight<D>>
 struct SelectRow {
   const Logit* x;
@@ -56,12 +69,45 @@ struct SelectRow {
   device::SharedPtr<unsigned> su;
   device::SharedPtr<Histograms<THREADS>> h;
   Fixed fx;
+  device::SharedPtr<TopSet> top;
+  bool listed = false;  ///< each() walks `top`, every id the passes still need, instead of the row
 
   /// Calls f(id, logit, key) for every id this thread visits.
   template <class F>
   __device__ void each(F f) const {
+    if (listed) {
+      for (unsigned t = threadIdx.x; t < top->n; t += THREADS) {
+        const float v = top->x[t];
+        f(std::int64_t(top->id[t]), v, rank_key<Logit>(v));
+      }
+      return;
+    }
     for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
                          [&](std::int64_t i, float v, float) { f(i, v, rank_key<Logit>(v)); });
+  }
+  /// The row's max of w.scaled(x), NaN ignored (over the top-k set once
+  /// listed: it holds the row's max); every thread gets it.
+  __device__ float max() const {
+    float m = -INFINITY;
+    each([&](std::int64_t, float v, unsigned) { m = MaxOf<D>{}(m, w.scaled(v)); });
+    m = block_max<D>(m, su);
+    __syncthreads();  // su is reused by the next reduction
+    return m;
+  }
+  /// Gathers the ids of rank key at least `key` (at most TopSet::kCapacity
+  /// of them: the caller has counted) into `top`; each() walks them from then on.
+  __device__ void gather(unsigned key) {
+    __syncthreads();  // every thread has read what it needs of the shared memory
+    if (threadIdx.x == 0) top->n = 0;
+    __syncthreads();
+    each([&](std::int64_t i, float v, unsigned k) {
+      if (k < key) return;
+      const unsigned s = atomicAdd(&top->n, 1u);
+      top->id[s] = unsigned(i);
+      top->x[s] = v;
+    });
+    __syncthreads();
+    listed = true;
   }
   /// A weight as the masses add it: fixed point (its bf16 rounding first under mass_bf16).
   __device__ unsigned long long fixed_w(float x) const {
@@ -156,14 +202,30 @@ struct SelectRow {
 struct Kept {
   Cut top_k, top_p;
   float min_w = 0.0f;
+  bool listed = false;  ///< every kept id is in the TopSet the select was given
+  /// Whether the cuts keep the id of rank key `key` (min-p aside).
+  __device__ bool ranks(unsigned key, std::int64_t i) const { return top_k.keeps(key, i) && top_p.keeps(key, i); }
   /// Whether the id of rank key `key` and weight `w` is kept (the default keeps every id).
-  __device__ bool keeps(unsigned key, std::int64_t i, float w) const {
-    return top_k.keeps(key, i) && top_p.keeps(key, i) && w >= min_w;
-  }
+  __device__ bool keeps(unsigned key, std::int64_t i, float w) const { return ranks(key, i) && w >= min_w; }
 };
 
+/// A select's result: the kept set (every id where the row has no finite
+/// max: nothing to filter) and the row's max of the weight's scaled(x).
+struct Selected {
+  Kept kept;
+  float m;
+};
+
+/// A row's cuts under filters f (at least one on). With top-k on, its radix
+/// select comes first (on rank keys, no weight); where the top-k set holds
+/// at most `capacity` ids (TopSet::kCapacity; 0: never), one more pass
+/// gathers it and the rest walks it instead of the row: the max (the row's
+/// max is in it: k >= 1), top-p's passes (their reference set is it,
+/// top_k_first) and min-p. The same ids in any order give the same bits:
+/// counts and fixed-point masses are integer sums, the max a max.
 template <class Logit, int THREADS, Defect D, class Weight>
-__device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const RowFilters& f) {
+__device__ Selected select_kept(SelectRow<Logit, THREADS, D, Weight> r, const RowFilters& f,
+                                unsigned capacity = TopSet::kCapacity) {
   constexpr int B = kKeyBits<Logit>;
   Kept k;
   if (f.top_k_on) {
@@ -183,7 +245,12 @@ __device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const
     k.top_k.key = prefix;
     if (D == Defect::topk_exactly_k)
       k.top_k.id = r.nth_id([&](std::int64_t, unsigned key) { return key == prefix; }, unsigned(f.top_k) - above, ties);
+    // joint_mass's top-p measures the whole row: it needs the row.
+    if (D != Defect::joint_mass && above + ties <= capacity) r.gather(prefix);
   }
+  const float m = r.max();
+  if (!(m > -INFINITY && m < INFINITY)) return {Kept{}, m};
+  r.w.m_safe = m;  // finite: the guarded max is m itself
   if (f.top_p_on) {
     // The reference set: the top-k set (top_k_first), or the row (joint_mass).
     const Cut ref = D == Defect::joint_mass ? Cut{} : k.top_k;
@@ -224,7 +291,8 @@ __device__ Kept select_kept(const SelectRow<Logit, THREADS, D, Weight>& r, const
     k.top_p.id = keep >= ties ? INT64_MAX : keep == 0 ? -1 : r.nth_id(tie, keep, ties);
   }
   if (f.min_p_on) k.min_w = f.min_p;  // p_i >= min_p p_max is w_i >= min_p: the max's w is exp(0) = 1
-  return k;
+  k.listed = r.listed;
+  return {k, m};
 }
 
 }  // namespace raceoracle::kernels::filtered

@@ -3,10 +3,12 @@
 // logits' rank keys (kernels/filtered_row.h), 8 bits a pass, then the race
 // over the kept ids. Every pass re-reads the row (from L2 on a GPU). Per row,
 // with B the key's bits (16 for bf16, 32 for fp32):
-//   max:    1 pass
 //   top-k:  B / 8 passes, each a histogram of counts over the ids that share
 //           the digits chosen so far: the k-th largest key, every id tied
-//           there kept (keep_all)
+//           there kept (keep_all); then, where the top-k set holds at most
+//           TopSet::kCapacity ids, one pass gathers it into shared memory and
+//           every step below walks it instead of the row (no more passes)
+//   max:    1 pass
 //   top-p:  B / 8 passes, each a histogram of counts and masses over the
 //           top-k set (top_k_first): the first gives the reference mass S,
 //           then the largest key whose mass at or above reaches fl(p S); the
@@ -14,7 +16,7 @@
 //           is < fl(p S), their id bound found by one gathering pass (or a
 //           bitwise search over ids) when the cut falls inside them
 //   min-p:  none: w >= min_p (w = exp((x - m) / t), the max's w is 1)
-//   race:   1 pass
+//   race:   1 pass, reading the noise (the gathered ids' alone)
 // Masses are summed in fixed point (exact integer sums, deterministic under
 // any atomic order). Why each compare is the one the oracle's boundary
 // covers, and what the passes cost: kernels/FILTERED.md.
@@ -29,6 +31,7 @@ __global__ __launch_bounds__(THREADS) void filtered_select_kernel(SampleArgs a) 
   RACEORACLE_SHARED(unsigned, smem_u, 32);
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   RACEORACLE_SHARED(Histograms<THREADS>, hist, 1);
+  RACEORACLE_SHARED(TopSet, top, 1);
   device::wait_for_prior_grid();
   device::allow_next_grid();
   const std::int64_t row = blockIdx.x;
@@ -40,18 +43,24 @@ __global__ __launch_bounds__(THREADS) void filtered_select_kernel(SampleArgs a) 
     if (threadIdx.x == 0) a.tokens[row] = token;
     return;
   }
-  const float m = row_max<THREADS, D>(x, a.vocab, smem_u);
-  __syncthreads();  // smem_u is reused
-  const SelectRow<Logit, THREADS, D> r{x, a.vocab, {guard_max<D>(m), inverse_temperature(T)}, smem_u, hist, Fixed(a.vocab)};
   const RowFilters f = read_filters<D>(a, row);
-  // A row without a finite max (fully masked, NaN) has nothing to filter.
-  const Kept k = f.any() && m > -INFINITY && m < INFINITY ? select_kept(r, f) : Kept{};
+  // A row without a finite max (fully masked, NaN) has nothing to filter: Kept{}.
+  const Selected s = f.any() ? select_kept(SelectRow<Logit, THREADS, D>{x, a.vocab, {0.0f, inverse_temperature(T)}, smem_u,
+                                                                         hist, Fixed(a.vocab), top},
+                                           f)
+                             : Selected{Kept{}, row_max<THREADS, D>(x, a.vocab, smem_u)};
+  const Kept& k = s.kept;
+  const PostScaleWeight<D> w{guard_max<D>(s.m), inverse_temperature(T)};
   Best best = no_candidate();
-  for_each_id<THREADS>(x, e, a.vocab, [&](std::int64_t i, float xi, float ei) {
+  auto race = [&](std::int64_t i, float xi, float ei) {
     const unsigned key = rank_key<Logit>(xi);
-    if (k.keeps(key, i, r.w(xi)))
-      best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(xi, r.w.m_safe, r.w.inv_t, ei, a.eps), int(i)});
-  });
+    if (k.ranks(key, i) && w(xi) >= k.min_w)
+      best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(xi, w.m_safe, w.inv_t, ei, a.eps), int(i)});
+  };
+  if (k.listed)  // every kept id is in the top-k set: race it, reading the noise of those ids alone
+    for (unsigned t = threadIdx.x; t < top->n; t += THREADS) race(top->id[t], top->x[t], e[top->id[t]]);
+  else
+    for_each_id<THREADS>(x, e, a.vocab, race);
   best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) a.tokens[row] = best.idx;
 }

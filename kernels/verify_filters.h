@@ -11,10 +11,11 @@
 
 namespace raceoracle::kernels::verify {
 
-/// The weight exp(fl(x / t) - m) of the verify kernels' pre-scale softmax (m: the row's max of fl(x / t), guarded).
+/// The weight exp(fl(x / t) - m) of the verify kernels' pre-scale softmax (m: the row's max of scaled(x) = fl(x / t)).
 struct PreScaleWeight {
   float m_safe, t;
   __device__ float operator()(float x) const { return x != x ? 0.0f : expf(x / t - m_safe); }
+  __device__ float scaled(float x) const { return x / t; }
 };
 
 /// Whether the kernels apply the requests' filters (never under verify_filters_ignored).
@@ -30,6 +31,7 @@ template <class Logit, int THREADS, Defect D>
 __global__ __launch_bounds__(THREADS) void select_kernel(VerifyArgs a, filtered::Kept* cuts) {
   RACEORACLE_SHARED(unsigned, smem_u, 32);
   RACEORACLE_SHARED(filtered::Histograms<THREADS>, hist, 1);
+  RACEORACLE_SHARED(filtered::TopSet, top, 1);
   device::wait_for_prior_grid();
   device::allow_next_grid();
   const std::int64_t row = blockIdx.x, req = row / (a.drafts + 1), n = a.vocab;
@@ -39,12 +41,8 @@ __global__ __launch_bounds__(THREADS) void select_kernel(VerifyArgs a, filtered:
   if (row % (a.drafts + 1) <= draft_count<D>(a, req) && !is_greedy<D>(T, a.greedy_eps) && f.any()) {
     const Logit* x = static_cast<const Logit*>(a.target) + row * a.target_stride;
     const float t = race::clamp_temperature(T);
-    float m = -INFINITY;
-    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t, float v, float) { m = MaxOf<D>{}(m, v / t); });
-    m = block_max<D>(m, smem_u);
-    __syncthreads();  // smem_u is reused by the select's counts
-    if (m > -INFINITY && m < INFINITY)
-      k = filtered::select_kept(filtered::SelectRow<Logit, THREADS, D, PreScaleWeight>{x, n, {m, t}, smem_u, hist, filtered::Fixed(n)}, f);
+    k = filtered::select_kept(filtered::SelectRow<Logit, THREADS, D, PreScaleWeight>{x, n, {0.0f, t}, smem_u, hist, filtered::Fixed(n), top}, f)
+            .kept;  // every id kept where the row has no finite max
   }
   if (threadIdx.x == 0) cuts[row] = k;
 }

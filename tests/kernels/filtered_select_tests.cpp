@@ -11,6 +11,7 @@
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/verify_filters.h"
@@ -20,16 +21,28 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void select_row(const float* x, std::int64_t n, float t, race::RowFilter f, Kept* out, float* m_out) {
+/// One row's select, the top-k set gathered where it holds at most `capacity` ids (0: never).
+__global__ void select_row(const float* x, std::int64_t n, float t, race::RowFilter f, unsigned capacity, Kept* out,
+                           float* m_out) {
   RACEORACLE_SHARED(unsigned, smem_u, 32);
   RACEORACLE_SHARED(Histograms<kThreads>, hist, 1);
-  float m = -INFINITY;
-  for_each_id<kThreads>(x, static_cast<const float*>(nullptr), n, [&](std::int64_t, float v, float) { m = fmaxf(m, v / t); });
-  m = block_max<Defect::none>(m, smem_u);
-  __syncthreads();
-  const Kept k = select_kept(SelectRow<float, kThreads, Defect::none, verify::PreScaleWeight>{x, n, {m, t}, smem_u, hist, Fixed(n)},
-                             read_filters<Defect::none>(&f, n, 0));
-  if (threadIdx.x == 0) *out = k, *m_out = m;
+  RACEORACLE_SHARED(TopSet, top, 1);
+  const Selected s =
+      select_kept(SelectRow<float, kThreads, Defect::none, verify::PreScaleWeight>{x, n, {0.0f, t}, smem_u, hist, Fixed(n), top},
+                  read_filters<Defect::none>(&f, n, 0), capacity);
+  if (threadIdx.x == 0) *out = s.kept, *m_out = s.m;
+}
+
+struct RowSelect {
+  Kept kept;
+  float m = 0;
+};
+RowSelect select(const std::vector<float>& x, float t, const race::RowFilter& f, unsigned capacity) {
+  RowSelect r;
+  hipLaunchKernelGGL(select_row, dim3(1), dim3(kThreads), 0, nullptr, x.data(), std::int64_t(x.size()), t, f, capacity, &r.kept,
+                     &r.m);
+  EXPECT_EQ(hipDeviceSynchronize(), hipSuccess);
+  return r;
 }
 
 /// The definition's kept set in float64: ranks by x (ties by id), pre-scale
@@ -91,19 +104,48 @@ TEST(FilteredSelect, KeepsTheDefinitionsIdsWithPreScaleWeights) {
       double margin = 0;
       const std::vector<bool> want = definition(x, t, f, margin);
       if (margin < 1e-3) continue;  // a boundary inside fp32's latitude: the oracle's to judge, not this test's
-      Kept k;
-      float m = 0;
-      hipLaunchKernelGGL(select_row, dim3(1), dim3(kThreads), 0, nullptr, x.data(), n, t, f, &k, &m);
-      ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
-      const verify::PreScaleWeight w{m, t};
-      for (std::int64_t i = 0; i < n; ++i)
-        ASSERT_EQ(k.keeps(rank_key<float>(x[std::size_t(i)]), i, w(x[std::size_t(i)])), want[std::size_t(i)])
-            << "trial " << trial << " V " << n << " T " << t << " top_k " << f.top_k << " top_p " << f.top_p
-            << " min_p " << f.min_p << " id " << i;
+      for (const unsigned capacity : {TopSet::kCapacity, 0u}) {  // the top-k set gathered where it fits, and never
+        const RowSelect r = select(x, t, f, capacity);
+        const verify::PreScaleWeight w{r.m, t};
+        for (std::int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(r.kept.keeps(rank_key<float>(x[std::size_t(i)]), i, w(x[std::size_t(i)])), want[std::size_t(i)])
+              << "trial " << trial << " V " << n << " T " << t << " top_k " << f.top_k << " top_p " << f.top_p
+              << " min_p " << f.min_p << " capacity " << capacity << " id " << i;
+      }
       ++judged;
     }
   }
   EXPECT_GT(judged, 400);  // of 540: the rest sit on a boundary
+}
+
+// The top-k set gathered into shared memory gives the same cuts, bit for bit,
+// as the passes over the row, on either side of the TopSet's capacity: `size`
+// ids tied at the row's max (top_k = 3 keeps them all), top-p's cut inside
+// those ties (found among them by id), min-p on the weights.
+TEST(FilteredSelect, TheGatheredTopKSetGivesTheCutsOfTheRow) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> N(0.0f, 1.0f);
+  for (const unsigned size : {TopSet::kCapacity - 1, TopSet::kCapacity, TopSet::kCapacity + 1}) {
+    std::vector<float> x(3000);
+    for (float& v : x) v = N(rng);
+    std::vector<std::size_t> ids(x.size());
+    std::iota(ids.begin(), ids.end(), std::size_t(0));
+    std::shuffle(ids.begin(), ids.end(), rng);
+    for (unsigned j = 0; j < size; ++j) x[ids[j]] = 6.0f;
+    for (const race::RowFilter f : {race::RowFilter{3, 1.0f, 0.0f}, race::RowFilter{3, 0.37f, 0.0f}, race::RowFilter{3, 0.6f, 0.5f}}) {
+      const RowSelect gathered = select(x, 0.7f, f, TopSet::kCapacity), row = select(x, 0.7f, f, 0);
+      const std::string at = "ties " + std::to_string(size) + " top_p " + std::to_string(f.top_p);
+      EXPECT_EQ(gathered.kept.listed, size <= TopSet::kCapacity) << at;
+      EXPECT_FALSE(row.kept.listed) << at;
+      EXPECT_EQ(gathered.m, row.m) << at;
+      EXPECT_EQ(gathered.kept.top_k.key, row.kept.top_k.key) << at;
+      EXPECT_EQ(gathered.kept.top_p.key, row.kept.top_p.key) << at;
+      EXPECT_EQ(gathered.kept.top_p.id, row.kept.top_p.id) << at;
+      EXPECT_EQ(gathered.kept.min_w, row.kept.min_w) << at;
+      // The cut falls inside the ties: some of them kept, some not (top_p < 1).
+      if (f.top_p < 1) EXPECT_TRUE(row.kept.top_p.id >= 0 && row.kept.top_p.id < std::int64_t(x.size())) << at;
+    }
+  }
 }
 
 }  // namespace
