@@ -100,6 +100,23 @@ struct ThreadScreen {
   int c;
 };
 
+/// A thread's running top two screening values (second <= top) and the item
+/// holding top. Branch-free: min/max and a select. A q tying top raises
+/// `second` to top (two candidates); so does a NaN q (fminf ignores it),
+/// which only rows out of contract can produce.
+struct ThreadTop {
+  float top, second;
+  int c;
+  /// Item j's value q joins; whether it now holds top.
+  __device__ __forceinline__ bool add(float q, int j) {
+    const bool lead = q > top;
+    second = fmaxf(second, fminf(top, q));
+    c = lead ? j : c;
+    top = fmaxf(top, q);
+    return lead;
+  }
+};
+
 /// Each id gets a fast screening key q, one pass, nothing kept per id. The
 /// tile's ids with q >= top (1 - 2^-14) are its candidates; when there is one
 /// (tile_decides), it is the tile's exact best and only its key is computed
@@ -108,28 +125,20 @@ struct ThreadScreen {
 template <ScalingOrder ORDER, Defect D, int ITEMS>
 __device__ __forceinline__ ThreadScreen screen_items(const float (&v)[ITEMS], const float (&ev)[ITEMS], float m_safe,
                                                      float inv_t, float eps) {
-  // Invariant: second <= top.
-  float top = 0.0f, second = 0.0f, low = INFINITY, xc = 0.0f, ec = 0.0f;
-  int c = 0;
+  ThreadTop t{0.0f, 0.0f, 0};
+  float low = INFINITY, xc = 0.0f, ec = 0.0f;
   const float inv_t_log2e = inv_t * kLog2e;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const float p = screen_numerator<ORDER, D>(v[j], m_safe, inv_t, inv_t_log2e);
     const float d = ev[j] + eps;
-    const float q = p * device::rcp_approx(d);
     low = fminf(low, d);
-    // Branch-free: min/max and selects. A q tying top raises `second` to top
-    // (two candidates); so does a NaN q (fminf ignores it), which only rows
-    // out of contract can produce.
-    const bool lead = q > top;
-    second = fmaxf(second, fminf(top, q));
+    const bool lead = t.add(p * device::rcp_approx(d), j);
     xc = lead ? v[j] : xc;
     ec = lead ? ev[j] : ec;
-    c = lead ? j : c;
-    top = fmaxf(top, q);
   }
-  if (!(low >= 0x1p-20f)) top = second = INFINITY;
-  return ThreadScreen{TopTwo{top, second}, xc, ec, c};
+  if (!(low >= 0x1p-20f)) t.top = t.second = INFINITY;
+  return ThreadScreen{TopTwo{t.top, t.second}, xc, ec, t.c};
 }
 
 /// The screen of a thread's sampling items when their noise is drawn and
@@ -150,47 +159,38 @@ __device__ __forceinline__ ThreadScreen screen_drawn_items(const float (&v)[ITEM
   auto bound_denominator = [&](int j) {
     return (D == Defect::floor_above_e ? r[j] * (1.0f + r[j]) : philox::exponential_floor(r[j])) + eps;
   };
-  // Invariant: second <= top, over the bounds.
-  float top = 0.0f, second = 0.0f, low = INFINITY;
-  int c = -1;
+  ThreadTop b{0.0f, 0.0f, -1};  // over the bounds
+  float low = INFINITY;
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const float b = bound_denominator(j);
-    const float q = numerator(v[j]) * device::rcp_approx(b);
-    low = fminf(low, b);
-    const bool lead = q > top;
-    second = fmaxf(second, fminf(top, q));
-    c = lead ? j : c;
-    top = fmaxf(top, q);
+    const float d = bound_denominator(j);
+    low = fminf(low, d);
+    b.add(numerator(v[j]) * device::rcp_approx(d), j);
   }
-  // b >= 2^-19 puts every E + eps at 2^-20 or more (SCREEN.md's range).
+  // d >= 2^-19 puts every E + eps at 2^-20 or more (SCREEN.md's range).
   if (!(low >= 0x1p-19f)) return ThreadScreen{TopTwo{INFINITY, INFINITY}, 0.0f, 0.0f, 0};
-  if (c < 0) return ThreadScreen{TopTwo{top, second}, 0.0f, 0.0f, 0};  // no positive bound: top 0
+  if (b.c < 0) return ThreadScreen{TopTwo{b.top, b.second}, 0.0f, 0.0f, 0};  // no positive bound: top 0
   float xc = v[0], rc = r[0];
 #pragma unroll
-  for (int j = 1; j < ITEMS; ++j) xc = j == c ? v[j] : xc, rc = j == c ? r[j] : rc;
+  for (int j = 1; j < ITEMS; ++j) xc = j == b.c ? v[j] : xc, rc = j == b.c ? r[j] : rc;
   float ec = noise_of_complement(rc);
   const float qc = numerator(xc) * device::rcp_approx(ec + eps);  // xc, not v[c]: no array indexed at run time
   const float flag = qc * (1.0f - 0x1p-14f);
-  if (!(second >= flag)) return ThreadScreen{TopTwo{qc, second}, xc, ec, c};  // every other q+ below: none of them can lead
-  const int c0 = c;
-  top = second = 0.0f;
+  if (!(b.second >= flag)) return ThreadScreen{TopTwo{qc, b.second}, xc, ec, b.c};  // every other q+ below: none can lead
+  ThreadTop t{0.0f, 0.0f, b.c};
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
     const float p = numerator(v[j]);
     float q = p * device::rcp_approx(bound_denominator(j)), e = 0.0f;
-    if (j == c0 || q >= flag) {
+    if (j == b.c || q >= flag) {
       e = noise_of_complement(r[j]);
       q = p * device::rcp_approx(e + eps);
     }
-    const bool lead = q > top;
-    second = fmaxf(second, fminf(top, q));
+    const bool lead = t.add(q, j);
     xc = lead ? v[j] : xc;
     ec = lead ? e : ec;
-    c = lead ? j : c;
-    top = fmaxf(top, q);
   }
-  return ThreadScreen{TopTwo{top, second}, xc, ec, c};
+  return ThreadScreen{TopTwo{t.top, t.second}, xc, ec, t.c};
 }
 
 /// Whether the tile's screen names its exact best: exactly one candidate, and
