@@ -94,20 +94,46 @@ struct SelectRow {
     __syncthreads();  // su is reused by the next reduction
     return m;
   }
-  /// Gathers the ids of rank key at least `key` (at most TopSet::kCapacity
-  /// of them: the caller has counted) into `top`; each() walks them from then on.
-  __device__ void gather(unsigned key) {
+  /// Gathers the ids of rank key at least `key` into `top` where they are at
+  /// most `capacity` (<= TopSet::kCapacity); each() walks them from then on.
+  /// Whether they were (else each() still walks the row).
+  __device__ bool gather(unsigned key, unsigned capacity) {
     __syncthreads();  // every thread has read what it needs of the shared memory
     if (threadIdx.x == 0) top->n = 0;
     __syncthreads();
     each([&](std::int64_t i, float v, unsigned k) {
       if (k < key) return;
       const unsigned s = atomicAdd(&top->n, 1u);
+      if (s >= capacity) return;
       top->id[s] = unsigned(i);
       top->x[s] = v;
     });
     __syncthreads();
-    listed = true;
+    listed = top->n <= capacity;
+    __syncthreads();  // top->n is read before anyone writes it again
+    return listed;
+  }
+  /// A rank key at most the row's k-th largest (1 <= k <= THREADS): the k-th
+  /// largest of the threads' own largest keys, which belong to k distinct
+  /// ids. Every thread gets it. One pass over the row, no atomics.
+  __device__ unsigned key_below_kth(unsigned k) const {
+    unsigned mine = 0;  // NaN's key, the least: a thread without ids bounds nothing
+    each([&](std::int64_t, float, unsigned key) { mine = key > mine ? key : mine; });
+    const device::SharedPtr<unsigned> keys = device::shared_cast<unsigned>(top);  // THREADS <= TopSet::kCapacity
+    keys[threadIdx.x] = mine;
+    __syncthreads();
+    unsigned above = 0, at_least = 0;
+    for (int t = 0; t < THREADS; ++t) {
+      const unsigned v = keys[t];
+      above += v > mine ? 1u : 0u;
+      at_least += v >= mine ? 1u : 0u;
+    }
+    __syncthreads();  // every thread has read the keys
+    if (above < k && k <= at_least) su[0] = mine;  // mine is the k-th largest (its ties write the same)
+    __syncthreads();
+    const unsigned kth = su[0];
+    __syncthreads();  // su is reused by the next reduction
+    return kth;
   }
   /// A weight as the masses add it: fixed point (its bf16 rounding first under mass_bf16).
   __device__ unsigned long long fixed_w(float x) const {
@@ -217,18 +243,29 @@ struct Selected {
 };
 
 /// A row's cuts under filters f (at least one on). With top-k on, its radix
-/// select comes first (on rank keys, no weight); where the top-k set holds
-/// at most `capacity` ids (TopSet::kCapacity; 0: never), one more pass
-/// gathers it and the rest walks it instead of the row: the max (the row's
-/// max is in it: k >= 1), top-p's passes (their reference set is it,
-/// top_k_first) and min-p. The same ids in any order give the same bits:
-/// counts and fixed-point masses are integer sums, the max a max.
+/// select comes first (on rank keys, no weight). Where the top-k set, or a
+/// superset of it found in one pass (k <= THREADS: key_below_kth), holds at
+/// most `capacity` ids (TopSet::kCapacity; 0: never), one more pass gathers
+/// it and the rest walks it instead of the row: the radix select itself when
+/// the superset came first, the max (the row's max is in it: k >= 1),
+/// top-p's passes (their reference set is the top-k set, top_k_first) and
+/// min-p. The same ids in any order give the same bits: counts and
+/// fixed-point masses are integer sums, the max a max; ids outside the
+/// top-k set are outside every cut's count (the radix select counts only
+/// keys at or above the digits chosen, top-p only the top-k set).
 template <class Logit, int THREADS, Defect D, class Weight>
 __device__ Selected select_kept(SelectRow<Logit, THREADS, D, Weight> r, const RowFilters& f,
                                 unsigned capacity = TopSet::kCapacity) {
+  static_assert(THREADS <= int(TopSet::kCapacity), "key_below_kth lays the threads' keys in the TopSet");
   constexpr int B = kKeyBits<Logit>;
+  // joint_mass's top-p measures the whole row: it needs the row.
+  const bool gathers = D != Defect::joint_mass && capacity > 0;
   Kept k;
   if (f.top_k_on) {
+    // For k <= THREADS, first a superset of the top-k set (every id of rank
+    // key at least a bound of the k-th), gathered where it fits: the radix
+    // select below then walks it instead of the row.
+    if (gathers && f.top_k <= THREADS) r.gather(r.key_below_kth(unsigned(f.top_k)), capacity);
     // The k-th largest key: digit by digit, the highest bin whose count,
     // with the bins above it, reaches the ids still needed.
     unsigned prefix = 0, need = unsigned(f.top_k), above = 0, ties = 0;
@@ -245,8 +282,7 @@ __device__ Selected select_kept(SelectRow<Logit, THREADS, D, Weight> r, const Ro
     k.top_k.key = prefix;
     if (D == Defect::topk_exactly_k)
       k.top_k.id = r.nth_id([&](std::int64_t, unsigned key) { return key == prefix; }, unsigned(f.top_k) - above, ties);
-    // joint_mass's top-p measures the whole row: it needs the row.
-    if (D != Defect::joint_mass && above + ties <= capacity) r.gather(prefix);
+    if (gathers && !r.listed && above + ties <= capacity) r.gather(prefix, capacity);
   }
   const float m = r.max();
   if (!(m > -INFINITY && m < INFINITY)) return {Kept{}, m};

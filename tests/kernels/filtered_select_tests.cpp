@@ -118,10 +118,21 @@ TEST(FilteredSelect, KeepsTheDefinitionsIdsWithPreScaleWeights) {
   EXPECT_GT(judged, 400);  // of 540: the rest sit on a boundary
 }
 
+void expect_same_cuts(const RowSelect& gathered, const RowSelect& row, const std::string& at) {
+  EXPECT_FALSE(row.kept.listed) << at;
+  EXPECT_EQ(gathered.m, row.m) << at;
+  EXPECT_EQ(gathered.kept.top_k.key, row.kept.top_k.key) << at;
+  EXPECT_EQ(gathered.kept.top_k.id, row.kept.top_k.id) << at;
+  EXPECT_EQ(gathered.kept.top_p.key, row.kept.top_p.key) << at;
+  EXPECT_EQ(gathered.kept.top_p.id, row.kept.top_p.id) << at;
+  EXPECT_EQ(gathered.kept.min_w, row.kept.min_w) << at;
+}
+
 // The top-k set gathered into shared memory gives the same cuts, bit for bit,
 // as the passes over the row, on either side of the TopSet's capacity: `size`
-// ids tied at the row's max (top_k = 3 keeps them all), top-p's cut inside
-// those ties (found among them by id), min-p on the weights.
+// ids tied at the row's max (top_k = 3 keeps them all; the superset of
+// key_below_kth is those ties), top-p's cut inside those ties (found among
+// them by id), min-p on the weights.
 TEST(FilteredSelect, TheGatheredTopKSetGivesTheCutsOfTheRow) {
   std::mt19937 rng(5);
   std::normal_distribution<float> N(0.0f, 1.0f);
@@ -136,15 +147,37 @@ TEST(FilteredSelect, TheGatheredTopKSetGivesTheCutsOfTheRow) {
       const RowSelect gathered = select(x, 0.7f, f, TopSet::kCapacity), row = select(x, 0.7f, f, 0);
       const std::string at = "ties " + std::to_string(size) + " top_p " + std::to_string(f.top_p);
       EXPECT_EQ(gathered.kept.listed, size <= TopSet::kCapacity) << at;
-      EXPECT_FALSE(row.kept.listed) << at;
-      EXPECT_EQ(gathered.m, row.m) << at;
-      EXPECT_EQ(gathered.kept.top_k.key, row.kept.top_k.key) << at;
-      EXPECT_EQ(gathered.kept.top_p.key, row.kept.top_p.key) << at;
-      EXPECT_EQ(gathered.kept.top_p.id, row.kept.top_p.id) << at;
-      EXPECT_EQ(gathered.kept.min_w, row.kept.min_w) << at;
+      expect_same_cuts(gathered, row, at);
       // The cut falls inside the ties: some of them kept, some not (top_p < 1).
       if (f.top_p < 1) EXPECT_TRUE(row.kept.top_p.id >= 0 && row.kept.top_p.id < std::int64_t(x.size())) << at;
     }
+  }
+}
+
+// The top-k set is gathered after its radix select over the row where the
+// one-pass superset does not serve: the superset overflows the TopSet (the
+// row's three largest ids in one thread's first vector, so that the 3rd
+// largest of the threads' own maxima is the value 1,100 ids share), or k is
+// above the threads a row (300 > 256). The cuts are the row's.
+TEST(FilteredSelect, TheTopKSetIsGatheredAfterItsSelectWhereTheSupersetDoesNotServe) {
+  std::mt19937 rng(8);
+  std::normal_distribution<float> N(0.0f, 1.0f);
+  std::vector<float> crowded(3000), wide(3000);
+  for (float& v : crowded) v = N(rng);
+  for (float& v : wide) v = N(rng);
+  for (std::size_t j = 0; j < 1100; ++j) crowded[100 + j] = 5.0f;
+  crowded[0] = 9.0f, crowded[1] = 8.0f, crowded[2] = 7.0f;  // ids 0-3: thread 0's first vector (aligned rows)
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(crowded.data()) % 16, 0u);
+  const struct {
+    const std::vector<float>& x;
+    race::RowFilter f;
+    const char* what;
+  } cases[] = {{crowded, {3, 0.5f, 0.0f}, "superset of 1,103 ids"}, {crowded, {3, 1.0f, 0.2f}, "superset of 1,103 ids, min-p"},
+               {wide, {300, 0.8f, 0.0f}, "k above THREADS"}, {wide, {300, 1.0f, 0.0f}, "k above THREADS, top-k alone"}};
+  for (const auto& c : cases) {
+    const RowSelect gathered = select(c.x, 0.7f, c.f, TopSet::kCapacity), row = select(c.x, 0.7f, c.f, 0);
+    EXPECT_TRUE(gathered.kept.listed) << c.what;
+    expect_same_cuts(gathered, row, c.what);
   }
 }
 
