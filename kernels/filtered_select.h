@@ -82,9 +82,12 @@ struct SelectRow {
       }
       return;
     }
-    for_each_id<THREADS>(x, static_cast<const float*>(nullptr), n,
-                         [&](std::int64_t i, float v, float) { f(i, v, rank_key<Logit>(v)); });
+    for_each_id<THREADS, kUnroll>(x, static_cast<const float*>(nullptr), n,
+                                  [&](std::int64_t i, float v, float) { f(i, v, rank_key<Logit>(v)); });
   }
+  /// Vectors a thread loads at once on a pass over the row: one workgroup
+  /// walks a whole row (bench/README.md, "The filtered kernels").
+  static constexpr int kUnroll = 4;
   /// The row's max of w.scaled(x), NaN ignored (over the top-k set once
   /// listed: it holds the row's max); every thread gets it.
   __device__ float max() const {

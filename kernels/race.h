@@ -249,18 +249,32 @@ __device__ __forceinline__ float load_logit(const std::uint16_t* p) { return __u
 /// its noise, when read) starts 16-byte aligned, whole vectors of 16 bytes of
 /// logits go first, vector k to thread k % THREADS; the ids past the last
 /// whole vector, or a whole unaligned row, one at a time. `e` null: no noise
-/// read, 1 passed. A thread visits its ids in increasing order.
-template <int THREADS, class Logit, class F>
+/// read, 1 passed. A thread visits its ids in increasing order. With
+/// UNROLL > 1 a thread loads UNROLL vectors before it passes the first on
+/// (more bytes in flight where few threads walk a row); the order is the same.
+template <int THREADS, int UNROLL = 1, class Logit, class F>
 __device__ __forceinline__ void for_each_vector(const Logit* x, const float* e, std::int64_t n, F f) {
   constexpr int kVec = 16 / int(sizeof(Logit));
   const std::int64_t whole = aligned16(x) && (!e || aligned16(e)) ? n / kVec : 0;
-  for (std::int64_t k = threadIdx.x; k < whole; k += THREADS) {
-    float v[kVec], ev[kVec];
+  auto load = [&](std::int64_t k, float (&v)[kVec], float (&ev)[kVec]) {
     load_vector<kVec>(x + k * kVec, v);
     if (e) load_vector<kVec>(e + k * kVec, ev);
     else
 #pragma unroll
       for (int j = 0; j < kVec; ++j) ev[j] = 1.0f;
+  };
+  std::int64_t k = threadIdx.x;
+  if constexpr (UNROLL > 1)
+    for (; k + std::int64_t(UNROLL - 1) * THREADS < whole; k += std::int64_t(UNROLL) * THREADS) {
+      float v[UNROLL][kVec], ev[UNROLL][kVec];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) load(k + std::int64_t(u) * THREADS, v[u], ev[u]);
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) f((k + std::int64_t(u) * THREADS) * kVec, kVec, v[u], ev[u]);
+    }
+  for (; k < whole; k += THREADS) {
+    float v[kVec], ev[kVec];
+    load(k, v, ev);
     f(k * kVec, kVec, v, ev);
   }
   for (std::int64_t i = whole * kVec + threadIdx.x; i < n; i += THREADS) {
@@ -270,9 +284,9 @@ __device__ __forceinline__ void for_each_vector(const Logit* x, const float* e, 
 }
 
 /// Calls f(id, logit, noise) for every id a thread visits (for_each_vector's order).
-template <int THREADS, class Logit, class F>
+template <int THREADS, int UNROLL = 1, class Logit, class F>
 __device__ __forceinline__ void for_each_id(const Logit* x, const float* e, std::int64_t n, F f) {
-  for_each_vector<THREADS>(x, e, n, [&](std::int64_t id0, int count, const float* v, const float* ev) {
+  for_each_vector<THREADS, UNROLL>(x, e, n, [&](std::int64_t id0, int count, const float* v, const float* ev) {
     for (int j = 0; j < count; ++j) f(id0 + j, v[j], ev[j]);
   });
 }

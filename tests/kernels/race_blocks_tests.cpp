@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/race.h"
@@ -325,6 +326,66 @@ TEST(WideLoads, QuadsAndVectorsGiveEachIdsValueInAddressOrder) {
       ASSERT_TRUE(same(vf[i], std::bit_cast<std::uint32_t>(f32[i]))) << "f32 vector at " << i;
     }
   }
+}
+
+
+/// Records what for_each_id passes each thread: every id's visits, logit and
+/// noise, and whether any thread saw its ids out of increasing order.
+template <int THREADS, int UNROLL, class Logit>
+__global__ void visit_ids(const Logit* x, const float* e, std::int64_t n, unsigned* visits, float* seen_x, float* seen_e,
+                          unsigned* out_of_order) {
+  std::int64_t last = -1;
+  for_each_id<THREADS, UNROLL>(x, e, n, [&](std::int64_t i, float v, float ev) {
+    if (i <= last) atomicAdd(out_of_order, 1u);
+    last = i;
+    atomicAdd(&visits[i], 1u);
+    seen_x[i] = v;
+    seen_e[i] = ev;
+  });
+}
+
+template <int UNROLL, class Logit>
+void expect_every_id_once_in_order() {
+  constexpr int kThreads = 96;  // three warps of 32: rows below, at and past UNROLL vectors a thread
+  constexpr int kVec = 16 / int(sizeof(Logit));
+  std::mt19937 rng(6);
+  for (const std::int64_t n : {std::int64_t(1), std::int64_t(kVec * kThreads - 3), std::int64_t(kVec * kThreads * UNROLL),
+                               std::int64_t(kVec * kThreads * UNROLL * 3 + 5), std::int64_t(kVec * kThreads * (UNROLL + 1) + 1)})
+    for (const int skew : {0, 1}) {  // an aligned row, and one a Logit past it (read id by id)
+      for (const bool noise : {true, false}) {
+        const auto size = static_cast<std::size_t>(n);
+        std::vector<Logit> xs(size + 8);
+        std::vector<float> es(size + 8);
+        for (Logit& v : xs) v = Logit(rng() % 30000);
+        for (float& v : es) v = float(rng() % 1000);
+        std::vector<unsigned> visits(size);
+        std::vector<float> seen_x(size), seen_e(size);
+        unsigned out_of_order = 0;
+        const Logit* x = xs.data() + skew;
+        const float* e = noise ? es.data() + skew : nullptr;
+        hipLaunchKernelGGL((visit_ids<kThreads, UNROLL, Logit>), dim3(1), dim3(kThreads), 0, nullptr, x, e, n, visits.data(),
+                           seen_x.data(), seen_e.data(), &out_of_order);
+        ASSERT_EQ(hipDeviceSynchronize(), hipSuccess);
+        const std::string at = "UNROLL " + std::to_string(UNROLL) + " bytes " + std::to_string(sizeof(Logit)) + " n " +
+                               std::to_string(n) + " skew " + std::to_string(skew) + " noise " + std::to_string(noise);
+        EXPECT_EQ(out_of_order, 0u) << at;
+        for (std::int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(visits[std::size_t(i)], 1u) << at << " id " << i;
+          ASSERT_EQ(seen_x[std::size_t(i)], load_logit(x + i)) << at << " id " << i;
+          ASSERT_EQ(seen_e[std::size_t(i)], noise ? e[i] : 1.0f) << at << " id " << i;
+        }
+      }
+    }
+}
+
+/// for_each_id, as every kernel walks a row: each id once, with its logit and
+/// noise, a thread's ids in increasing order, whether a thread loads one
+/// vector at a time or UNROLL of them at once.
+TEST(RowWalk, EveryIdOnceInIncreasingOrderPerThread) {
+  expect_every_id_once_in_order<1, std::uint16_t>();
+  expect_every_id_once_in_order<1, float>();
+  expect_every_id_once_in_order<4, std::uint16_t>();
+  expect_every_id_once_in_order<4, float>();
 }
 
 }  // namespace
