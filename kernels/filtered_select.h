@@ -85,8 +85,9 @@ struct SelectRow {
     for_each_id<THREADS, kUnroll>(x, static_cast<const float*>(nullptr), n,
                                   [&](std::int64_t i, float v, float) { f(i, v, rank_key<Logit>(v)); });
   }
-  /// Vectors a thread loads at once on a pass over the row: one workgroup
-  /// walks a whole row (bench/README.md, "The filtered kernels").
+  /// Vectors a thread loads at once on the select's passes over the row (one
+  /// workgroup walks a whole row). Not on the race's pass: its registers set
+  /// the whole kernel's occupancy (bench/README.md, "The filtered kernels").
   static constexpr int kUnroll = 4;
   /// The row's max of w.scaled(x), NaN ignored (over the top-k set once
   /// listed: it holds the row's max); every thread gets it.

@@ -60,7 +60,7 @@ __global__ __launch_bounds__(THREADS) void filtered_select_kernel(SampleArgs a) 
   if (k.listed)  // every kept id is in the top-k set: race it, reading the noise of those ids alone
     for (unsigned t = threadIdx.x; t < top->n; t += THREADS) race(top->id[t], top->x[t], e[top->id[t]]);
   else
-    for_each_id<THREADS, SelectRow<Logit, THREADS, D>::kUnroll>(x, e, a.vocab, race);
+    for_each_id<THREADS>(x, e, a.vocab, race);
   best = block_best<D>(best, smem_best);
   if (threadIdx.x == 0) a.tokens[row] = best.idx;
 }
