@@ -48,9 +48,9 @@ struct PostScaleWeight {
   __device__ float scaled(float x) const { return x; }
 };
 
-/// The top-k set gathered into shared memory (its ids and logits), when it
-/// holds at most kCapacity ids: top-p's passes, the max and min-p then walk
-/// it instead of the row, and a race may too (Kept::listed).
+/// The top-k set, or a superset of it, gathered into shared memory (its ids
+/// and logits) when it holds at most kCapacity ids: the select's remaining
+/// passes walk it instead of the row, and a race may too (Kept::listed).
 struct TopSet {
   static constexpr unsigned kCapacity = 1024;
   unsigned n;
@@ -254,9 +254,10 @@ struct Selected {
 /// the superset came first, the max (the row's max is in it: k >= 1),
 /// top-p's passes (their reference set is the top-k set, top_k_first) and
 /// min-p. The same ids in any order give the same bits: counts and
-/// fixed-point masses are integer sums, the max a max; ids outside the
-/// top-k set are outside every cut's count (the radix select counts only
-/// keys at or above the digits chosen, top-p only the top-k set).
+/// fixed-point masses are integer sums, the max a max. A superset's ids
+/// outside the top-k set move no cut: they rank below its k-th key, so the
+/// superset's k-th largest key is the row's, and top-p counts the top-k set
+/// alone.
 template <class Logit, int THREADS, Defect D, class Weight>
 __device__ Selected select_kept(SelectRow<Logit, THREADS, D, Weight> r, const RowFilters& f,
                                 unsigned capacity = TopSet::kCapacity) {
