@@ -91,6 +91,7 @@ int check(const CheckOptions& o) {
                                                                   {"batches", o.agreement.batches}}
                                                  : nlohmann::json()},
                    {"mutants", o.mutants},
+                   {"racecheck", o.racecheck},
                    {"laws_run", o.run_laws},
                    {"fail_fast", o.fail_fast},
                    {"settings", nlohmann::json::parse(properties::to_json(o.run))}};
@@ -102,7 +103,9 @@ int check(const CheckOptions& o) {
   std::unique_ptr<protocol::ExternalSampler> sampler;
   const auto ks = subjects_of(o, sampler);
   if (sampler && sampler->serves_verify()) return check_verify(o, sampler.get());
-  if (o.mutants && !sampler) kernels::require_mutants_built();  // before the laws' minutes, not after
+  // Before the laws' minutes, not after.
+  if (o.racecheck) require_racecheck_runs(o.sampler.given());
+  if (o.mutants && !sampler) kernels::require_mutants_built();
   std::size_t unit = 0;  // the units of the run in their fixed order; this shard runs its own
   std::vector<std::string> unsaved;  // corpus entries that could not be written: errors, after the verdict
   auto finish = [&](int failures) {
@@ -236,7 +239,8 @@ int check(const CheckOptions& o) {
         ms.push_back(&subject::subject_of(m));
     // --laws: the gate's laws too
     const mutants::GateRun gate =
-        mutants::run_gate(ms, mutants::exec_harness(o.run, o.mutant_timeout_s), o.shard, unit, o.laws, gate_progress(false));
+        mutants::run_gate(ms, mutants::exec_harness(o.run, o.mutant_timeout_s, o.racecheck), o.shard, unit, o.laws,
+                          gate_progress(false));
     unit += gate.units;
     std::printf("%s", mutants::table(gate.reports).c_str());
     if (sharded) std::printf("(a shard runs some pairs of each mutant: the gate is decided by `raceoracle merge`)\n");

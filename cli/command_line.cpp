@@ -79,6 +79,13 @@ CLI::Validator refusing(Accept accept, const char* description) {
       description);
 }
 
+/// --racecheck on `app` (mutants::HarnessSettings::racecheck).
+void add_racecheck(CLI::App* app, bool& racecheck) {
+  app->add_flag("--racecheck", racecheck,
+                "nvidia backend: a (mutant, law) pair that survives runs again under compute-sanitizer --tool "
+                "racecheck; a shared-memory hazard is a kill");
+}
+
 /// --shard I/N on `app`, parsed into `shard`.
 void add_shard(CLI::App* app, properties::Shard& shard) {
   app->add_option_function<std::string>(
@@ -246,6 +253,7 @@ CommandLine::CommandLine()
   o.c->add_flag_callback("--no-laws", [&flag = o.check.run_laws] { flag = false; },
                          "skip the laws on the subjects: the agreement run (and the mutant gate, when on) alone");
   o.c->add_option("--mutant-timeout", o.check.mutant_timeout_s, "seconds per (mutant, law)")->check(kPositive);
+  add_racecheck(o.c, o.check.racecheck);
   o.c->add_option("--rows", o.check.agreement.rows, "rows per agreement batch")->check(CLI::Range(1, 65535));
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
@@ -274,9 +282,7 @@ CommandLine::CommandLine()
   o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)")->check(kWritableFile);
   o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)")->check(kWritableFile);
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
-  o.m->add_flag("--racecheck", o.mut.racecheck,
-                "nvidia backend: run each (mutant, law) under compute-sanitizer --tool racecheck; a shared-memory "
-                "hazard is a kill");
+  add_racecheck(o.m, o.mut.racecheck);
   add_shard(o.m, o.mut.shard);
   add_report_files(o.m, o.mut.files, "write every (mutant, law) outcome, for `raceoracle merge`");
 

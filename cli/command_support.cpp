@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "io/files.h"
+#include "kernels/device_memory.h"
 
 namespace raceoracle::cli {
 
@@ -39,6 +40,13 @@ std::unique_ptr<protocol::ExternalSampler> start_replayable(const protocol::Samp
                                 "cannot be judged on given noise; `raceoracle frequency --sampler ...` judges their "
                                 "frequencies");
   return s;
+}
+
+void require_racecheck_runs(bool sampler_given) {
+  if (std::string(kernels::backend_name()) != "nvidia")
+    throw std::invalid_argument(std::string("--racecheck needs the nvidia backend (compute-sanitizer); this build's is ") +
+                                kernels::backend_name());
+  if (sampler_given) throw std::invalid_argument("--racecheck judges raceoracle's own kernels, not a sampler");
 }
 
 }  // namespace raceoracle::cli

@@ -27,4 +27,8 @@ void write_file(const std::string& path, const std::string& text);
 /// command that judges it (`raceoracle frequency`).
 std::unique_ptr<protocol::ExternalSampler> start_replayable(const protocol::SamplerSpec& spec);
 
+/// Refuses (std::invalid_argument) `--racecheck` where it cannot run: a build
+/// of another backend than nvidia (compute-sanitizer), or an external sampler.
+void require_racecheck_runs(bool sampler_given);
+
 }  // namespace raceoracle::cli

@@ -22,6 +22,7 @@ struct CheckOptions {
   properties::RunSettings run;
   bool mutants = true;
   double mutant_timeout_s = 120;
+  bool racecheck = false;  ///< the gate's surviving pairs again under compute-sanitizer racecheck (mutants::HarnessSettings)
   analysis::AgreementSettings agreement;
   ReportFiles files;  ///< the report's JSON, JUnit XML, HTML page
   bool save_failures = true;  ///< save shrunk counterexamples to the corpus (a sampler's: its own)

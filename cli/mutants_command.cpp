@@ -20,10 +20,7 @@ int mutants(const MutantsOptions& o) {
   io::stop_gracefully_on_interrupt();
   std::unique_ptr<protocol::ExternalSampler> sampler;
   std::vector<const subject::Subject*> ms;
-  if (o.racecheck && std::string(kernels::backend_name()) != "nvidia")
-    throw std::invalid_argument(std::string("--racecheck needs the nvidia backend (compute-sanitizer); this build's is ") +
-                                kernels::backend_name());
-  if (o.racecheck && o.sampler.given()) throw std::invalid_argument("--racecheck judges raceoracle's own kernels, not a sampler");
+  if (o.racecheck) require_racecheck_runs(o.sampler.given());
   if (o.sampler.given()) {
     if (!o.mutants.empty()) throw std::invalid_argument("give --mutants or --sampler, not both");
     sampler = start_replayable(o.sampler);

@@ -96,6 +96,8 @@ bool names_verify_kernels(const std::vector<std::string>& names) {
 int check_verify(const CheckOptions& o, const protocol::ExternalSampler* sampler) {
   refuse_unsupported(o.shard.count > 1 || o.devices != 0, !sampler && o.sampler.given(), "check");
   if (!o.run_laws) throw std::invalid_argument("--no-laws: a verify step has no agreement run; its laws are the check");
+  if (o.racecheck)
+    throw std::invalid_argument("the verify mutants run in this process: --racecheck is for the sampling kernels' mutants");
   std::vector<VerifySubject> subjects;
   for (const std::string& n : o.kernels) {
     if (!properties::is_verify_name(n))

@@ -88,7 +88,13 @@ struct SelectRow {
   /// Vectors a thread loads at once on the select's passes over the row (one
   /// workgroup walks a whole row). Not on the race's pass: its registers set
   /// the whole kernel's occupancy (bench/README.md, "The filtered kernels").
+  /// Measured on NVIDIA alone; elsewhere one (it doubles hipcc's compile of
+  /// each unit that includes the select, 37 -> 82 s for filtered_select.hip).
+#if defined(RACEORACLE_CUDA_DEVICE)
   static constexpr int kUnroll = 4;
+#else
+  static constexpr int kUnroll = 1;
+#endif
   /// The row's max of w.scaled(x), NaN ignored (over the top-k set once
   /// listed: it holds the row's max); every thread gets it.
   __device__ float max() const {
@@ -127,8 +133,9 @@ struct SelectRow {
     keys[threadIdx.x] = mine;
     __syncthreads();
     unsigned above = 0, at_least = 0;
+    const unsigned* all = &keys[0];  // read-only until the barrier below: one preemption point on the cpu layer, not THREADS
     for (int t = 0; t < THREADS; ++t) {
-      const unsigned v = keys[t];
+      const unsigned v = all[t];
       above += v > mine ? 1u : 0u;
       at_least += v >= mine ? 1u : 0u;
     }
@@ -173,12 +180,28 @@ struct SelectRow {
       if (MASS) h->mass[warp][b] = 0;
     }
     __syncthreads();
+    // A thread adds up a run of its ids in one bin before one atomic for the
+    // run: a row's ids crowd into few bins (LLM-like rows: a few binades), so
+    // that a warp's same-bin atomics would serialise. Integer sums: the same
+    // bits in any grouping (a row's fixed-point total fits 64 bits, Fixed).
+    int run_bin = -1;
+    unsigned run_count = 0;
+    unsigned long long run_mass = 0;
+    auto flush = [&] {
+      if (run_count == 0) return;
+      atomicAdd(&h->count[warp][run_bin], run_count);
+      if (MASS) atomicAdd(&h->mass[warp][run_bin], run_mass);
+      run_count = 0;
+      run_mass = 0;
+    };
     each([&](std::int64_t i, float v, unsigned k) {
       if ((std::uint64_t(k) >> (shift + kDigitBits)) != prefix || !ref.keeps(k, i)) return;
       const int b = int((k >> shift) & (kBins - 1));
-      atomicAdd(&h->count[warp][b], 1u);
-      if (MASS) atomicAdd(&h->mass[warp][b], fixed_w(v));
+      if (b != run_bin) flush(), run_bin = b;
+      ++run_count;
+      if (MASS) run_mass += fixed_w(v);
     });
+    flush();
     __syncthreads();
     for (int b = int(threadIdx.x); b < kBins; b += THREADS)
       for (int v = 1; v < warps; ++v) {

@@ -48,9 +48,11 @@ struct HarnessSettings {
   /// image: a GPU runtime (CUDA, HIP) the parent has initialised is not
   /// usable in a forked child. Empty: fork only.
   std::string self_exe;
-  /// Run each exec'd child under `compute-sanitizer --tool racecheck` (a GPU
-  /// build): a shared-memory hazard it reports, where the law held, is a
-  /// kill by that law (a race that did not change this run's tokens).
+  /// A pair that survives runs again, its exec'd child under
+  /// `compute-sanitizer --tool racecheck` (a GPU build): a shared-memory
+  /// hazard it reports, where the law held, is a kill by that law (a race
+  /// that did not change this run's tokens). A pair its law kills needs no
+  /// second run, so only survivors pay the sanitizer's slowdown.
   bool racecheck = false;
 };
 /// The exit status compute-sanitizer gives a child it found a hazard in.
