@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/verify_filters.h"
@@ -178,6 +179,22 @@ TEST(FilteredSelect, TheTopKSetIsGatheredAfterItsSelectWhereTheSupersetDoesNotSe
     const RowSelect gathered = select(c.x, 0.7f, c.f, TopSet::kCapacity), row = select(c.x, 0.7f, c.f, 0);
     EXPECT_TRUE(gathered.kept.listed) << c.what;
     expect_same_cuts(gathered, row, c.what);
+  }
+}
+
+// A top-p cut inside a tie of every id (a flat row): the ties are kept lowest
+// id first, exactly as many as the definition keeps, whether the cut's id is
+// found by gathering the ties (5,000: up to the histograms' 6,144) or by the
+// bitwise search over ids (8,192). p n lies far from an integer: no rounding
+// decides the count (fp32 sums of ones are exact).
+TEST(FilteredSelect, ACutInsideATieOfEveryIdKeepsTheLowestIds) {
+  for (const auto& [n, p] : {std::pair<std::int64_t, float>{5000, 0.3001f}, std::pair<std::int64_t, float>{8192, 0.3f}}) {
+    const std::vector<float> x(static_cast<std::size_t>(n), 0.0f);
+    const std::int64_t kept = std::int64_t(std::ceil(double(p) * double(n)));  // j kept while j < p n
+    const RowSelect r = select(x, 1.0f, race::RowFilter{0, p, 0.0f}, TopSet::kCapacity);
+    EXPECT_EQ(r.kept.top_p.id, kept - 1) << "V " << n;
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(r.kept.keeps(rank_key<float>(0.0f), i, 1.0f), i < kept) << "V " << n << " id " << i;
   }
 }
 
