@@ -15,37 +15,46 @@ BaselineRace::BaselineRace(const oracle::RowView& row, float eps, const Baseline
   if (launch.threads <= 0 || launch.warp_size <= 0 || launch.threads % launch.warp_size != 0 ||
       launch.threads / launch.warp_size > launch.warp_size)
     throw std::invalid_argument("BaselineRace: the launch needs whole warps, at most a warp of them");
-  vec_ = launch.aligned ? (row.dtype == oracle::Dtype::bf16 ? 8 : 4) : 1;
-  whole_ = launch.aligned ? row.vocab / vec_ * vec_ : 0;
-  loads_.resize(std::size_t(launch.threads));
+  constexpr int kMaxLoad = 8;  // 16 bytes of bf16
+  if (launch.load_ids < 1 || launch.load_ids > kMaxLoad)
+    throw std::invalid_argument("BaselineRace: a load is 1 to 8 ids");
+  row_.noise = nullptr;
+  const int vec = launch.load_ids;
+  whole_ = row.vocab / vec * vec;  // with vec 1, whole loads of one id walk as for_each_vector's tail does
+  first_growth_.reserve(std::size_t(launch.threads) + 1);
+  load_count_.assign(std::size_t(launch.threads), 0);
   const auto scaled = [&](std::int64_t i) { return keys::scaled(float(row.logit(i)), inv_t_); };
   // for_each_vector's order: thread t the vectors t, t + threads, ..., then the tail's ids likewise.
-  std::vector<float> thread_sum(loads_.size(), 0.0f);
+  std::vector<float> thread_sum(std::size_t(launch.threads), 0.0f), thread_max(thread_sum.size(), -INFINITY);
   gmax_ = -INFINITY;
   for (int t = 0; t < launch.threads; ++t) {
+    first_growth_.push_back(std::int32_t(growths_.size()));
     float m = -INFINITY, sum = 0.0f;
-    float xs[8];  // the load's scaled logits, computed once (a load is at most 8 ids)
+    std::int32_t load = 0;
+    float xs[kMaxLoad];  // the load's scaled logits, computed once
     const auto fold = [&](std::int64_t first, int count) {
-      Load l{first, count, m, m};
       float load_max = -INFINITY;
       for (int j = 0; j < count; ++j) load_max = std::fmax(load_max, xs[j] = scaled(first + j));
       if (load_max > m) {
+        growths_.push_back({load, m, load_max});
         if (m != -INFINITY) sum *= std::exp(m - load_max);
         m = load_max;
       }
-      l.max_after = m;
       const float m_safe = keys::guard_max(m);
       for (int j = 0; j < count; ++j) {
         const float w = std::exp(xs[j] - m_safe);
         if (w == w) sum += w;
       }
-      loads_[std::size_t(t)].push_back(l);
+      ++load;
     };
-    for (std::int64_t k = t; k < whole_ / vec_; k += launch.threads) fold(k * vec_, vec_);
+    for (std::int64_t k = t; k < whole_ / vec; k += launch.threads) fold(k * vec, vec);
     for (std::int64_t i = whole_ + t; i < row.vocab; i += launch.threads) fold(i, 1);
+    load_count_[std::size_t(t)] = load;
     thread_sum[std::size_t(t)] = sum;
+    thread_max[std::size_t(t)] = m;
     gmax_ = std::fmax(gmax_, m);
   }
+  first_growth_.push_back(std::int32_t(growths_.size()));
   // The block: each thread's sum rescaled to the row max, then summed as block_sum adds (kernels/race.h).
   const int w = launch.warp_size, warps = launch.threads / w;
   const auto butterfly = [w](std::vector<float> lanes) {
@@ -60,9 +69,9 @@ BaselineRace::BaselineRace(const oracle::RowView& row, float eps, const Baseline
   for (int q = 0; q < warps; ++q) {
     std::vector<float> lanes(static_cast<std::size_t>(w));
     for (int l = 0; l < w; ++l) {
-      const int t = q * w + l;
-      const float m = loads_[std::size_t(t)].empty() ? -INFINITY : loads_[std::size_t(t)].back().max_after;
-      lanes[std::size_t(l)] = thread_sum[std::size_t(t)] * (m == -INFINITY ? 0.0f : std::exp(m - keys::guard_max(gmax_)));
+      const std::size_t t = std::size_t(q * w + l);
+      const float m = thread_max[t];
+      lanes[std::size_t(l)] = thread_sum[t] * (m == -INFINITY ? 0.0f : std::exp(m - keys::guard_max(gmax_)));
     }
     per_warp[std::size_t(q)] = butterfly(std::move(lanes));
   }
@@ -71,38 +80,46 @@ BaselineRace::BaselineRace(const oracle::RowView& row, float eps, const Baseline
 
 int BaselineRace::thread_of(std::int64_t i) const {
   if (i < 0 || i >= row_.vocab) throw std::out_of_range("BaselineRace: an id outside the row");
-  return int((i < whole_ ? i / vec_ : i - whole_) % launch_.threads);
+  return int((i < whole_ ? i / launch_.load_ids : i - whole_) % launch_.threads);
 }
 
-std::size_t BaselineRace::load_of(int thread, std::int64_t i) const {
+std::int32_t BaselineRace::load_of(int thread, std::int64_t i) const {
   const std::int64_t step = std::int64_t(launch_.threads);
-  if (i < whole_) return std::size_t(i / vec_ / step);
-  return std::size_t((whole_ / vec_ + step - 1 - thread) / step + (i - whole_) / step);
+  if (i < whole_) return std::int32_t(i / launch_.load_ids / step);
+  return std::int32_t((whole_ / launch_.load_ids + step - 1 - thread) / step + (i - whole_) / step);
 }
 
-float BaselineRace::key_until(int thread, std::size_t at, std::int64_t i, float e, std::size_t until) const {
-  const auto& loads = loads_[std::size_t(thread)];
+float BaselineRace::max_after(int thread, std::int32_t at) const {
+  float m = -INFINITY;
+  for (std::int32_t g = first_growth_[std::size_t(thread)]; g < first_growth_[std::size_t(thread) + 1]; ++g) {
+    if (growths_[std::size_t(g)].load > at) break;
+    m = growths_[std::size_t(g)].after;
+  }
+  return m;
+}
+
+float BaselineRace::key_until(int thread, std::int32_t at, std::int64_t i, float e, std::int32_t until) const {
   const float xs = keys::scaled(float(row_.logit(i)), inv_t_);
-  float k = std::exp(xs - keys::guard_max(loads[at].max_after)) / (e + eps_);
-  for (std::size_t l = at + 1; l < until; ++l)
-    if (loads[l].max_after > loads[l].max_before && loads[l].max_before != -INFINITY)
-      k *= std::exp(loads[l].max_before - loads[l].max_after);
+  float k = std::exp(xs - keys::guard_max(max_after(thread, at))) / (e + eps_);
+  for (std::int32_t g = first_growth_[std::size_t(thread)]; g < first_growth_[std::size_t(thread) + 1]; ++g) {
+    const Growth& growth = growths_[std::size_t(g)];
+    if (growth.load > at && growth.load < until && growth.before != -INFINITY) k *= std::exp(growth.before - growth.after);
+  }
   return k;
 }
 
 float BaselineRace::final_key(int thread, float k) const {
-  const float m = loads_[std::size_t(thread)].back().max_after;
+  const float m = max_after(thread, load_count_[std::size_t(thread)]);
   k *= m == -INFINITY ? 0.0f : std::exp(m - keys::guard_max(gmax_));
   return sum_ > 0 ? k / sum_ : k;
 }
 
 float BaselineRace::key(std::int64_t i, float e) const {
   const int t = thread_of(i);
-  const auto& loads = loads_[std::size_t(t)];
-  return final_key(t, key_until(t, load_of(t, i), i, e, loads.size()));
+  return final_key(t, key_until(t, load_of(t, i), i, e, load_count_[std::size_t(t)]));
 }
 
-std::int64_t BaselineRace::token(const std::vector<std::int64_t>& candidates) const {
+std::int64_t BaselineRace::token(const std::vector<std::int64_t>& candidates, const float* noise) const {
   std::map<int, std::vector<std::int64_t>> by_thread;  // each thread's candidates, ascending
   for (std::int64_t i : candidates) by_thread[thread_of(i)].push_back(i);
   std::int64_t best = -1;
@@ -110,14 +127,14 @@ std::int64_t BaselineRace::token(const std::vector<std::int64_t>& candidates) co
   for (const auto& [t, ids] : by_thread) {
     // The thread's fold: a later candidate displaces the best only with a larger key at its own load.
     std::int64_t tb = -1;
-    std::size_t tb_at = 0;
+    std::int32_t tb_at = 0;
     float tb_e = 0;
     for (std::int64_t i : ids) {
-      const std::size_t at = load_of(t, i);
-      const float e = row_.noise[i];
+      const std::int32_t at = load_of(t, i);
+      const float e = noise[i];
       if (tb < 0 || key_until(t, at, i, e, at + 1) > key_until(t, tb_at, tb, tb_e, at + 1)) tb = i, tb_at = at, tb_e = e;
     }
-    const float k = final_key(t, key_until(t, tb_at, tb, tb_e, loads_[std::size_t(t)].size()));
+    const float k = final_key(t, key_until(t, tb_at, tb, tb_e, load_count_[std::size_t(t)]));
     if (best < 0 || k > best_key || (k == best_key && tb < best)) best = tb, best_key = k;
   }
   return best;

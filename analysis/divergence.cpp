@@ -136,10 +136,14 @@ void tally_beside(const std::vector<std::int32_t>& ref, const std::vector<oracle
 
 }  // namespace
 
+BaselineLaunch baseline_launch(oracle::Dtype dtype, std::int64_t logit_offset, std::int64_t noise_offset) {
+  const int logit_bytes = int(oracle::size_of(dtype));
+  const bool aligned = (logit_offset * logit_bytes) % 16 == 0 && (noise_offset * 4) % 16 == 0;
+  return {kernels::kBaselineRaceThreads, kernels::warp_size(), aligned ? 16 / logit_bytes : 1};
+}
+
 BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r) {
-  const std::int64_t logit_bytes = b.dtype == oracle::Dtype::bf16 ? 2 : 4;
-  return {kernels::kBaselineRaceThreads, kernels::warp_size(),
-          (r * b.logit_stride * logit_bytes) % 16 == 0 && (r * b.noise_stride * 4) % 16 == 0};
+  return baseline_launch(b.dtype, r * b.logit_stride, r * b.noise_stride);
 }
 
 std::string keys_label(const DivergenceOptions& o) {

@@ -63,14 +63,18 @@ struct EmulatedPair {
 EmulatedPair emulate_pair(const oracle::Verdict& post, const oracle::Verdict& pre, const oracle::RowView& row,
                           const oracle::RowScale& s, const std::vector<float>& tile_max, int block_v);
 
-/// How the baseline's race launch walks row r of `b` as uploaded: device
-/// buffers start on 256 bytes, so a row's loads are 16-byte vectors when its
-/// logits' and noise's offsets are multiples of 16.
+/// How the baseline's race launch walks a row of `dtype` logits whose
+/// logits and noise start `logit_offset` and `noise_offset` elements into
+/// their buffers: device buffers start on 256 bytes, so its loads are 16-byte
+/// vectors when both offsets are multiples of 16 bytes.
+BaselineLaunch baseline_launch(oracle::Dtype dtype, std::int64_t logit_offset, std::int64_t noise_offset);
+/// Row r of `b` as uploaded.
 BaselineLaunch baseline_launch(const subject::Batch& b, std::int64_t r);
 
 /// The single-pass baseline beside fused-post on one row (`pair` from
 /// emulate_pair), emulated (baseline_emulation.h): the width
-/// |max(D_post, 0) - max(D_base, 0)| (its tokens are counted on the kernel's).
+/// |max(D_post, 0) - max(D_base, 0)| (its tokens are counted on the kernel's,
+/// or without kernels on the emulation's).
 struct EmulatedBaseline {
   bool has_runner_up = false;
   RowGap apart;

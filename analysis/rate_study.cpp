@@ -9,6 +9,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -34,6 +35,10 @@ struct PoolRow {
   std::vector<float> tile_max;  ///< per fused-kernel tile, for the emulated keys
 };
 
+/// The verdicts of one row: fused-post's and fused-pre's (kernel contracts),
+/// and the single-pass baseline's.
+constexpr int kVerdicts = 3, kBase = 2;
+
 /// One scaling order: the kernel's contract and the rate's (the same unless --rate-*-ulp).
 struct OrderContracts {
   race::ScalingOrder order;
@@ -50,9 +55,16 @@ struct TemperatureRun {
   std::uint64_t stream_base;  ///< the temperature's index, high bits of every row's stream
   std::vector<double> mass;   ///< per pool row: sum of exp((x - M) / t), where the first kappa is aimed
   OrderContracts orders[2];
+  oracle::NumericsContract base;  ///< the single-pass baseline's contract
   float eps = 0;               ///< the race's eps, the same under every contract here
   bool lazy = true;            ///< false: every row is drawn in full (a greedy T, eps 0, or contracts that differ in eps)
   int block_v = 0;
+  /// The baseline's race on each pool row (baseline_emulation.h), as a row
+  /// that starts on 16 bytes walks it and, where the rows of a batch do not
+  /// all start so, as the others do (id by id).
+  std::vector<std::optional<BaselineRace>> base_aligned, base_unaligned;
+  oracle::Dtype dtype = oracle::Dtype::f32;  ///< the logits' dtype, as the kernels would load them
+  std::int64_t vocab = 0;
 };
 
 /// A thread's work space and sums.
@@ -77,11 +89,21 @@ void add_key_errors(KeyErrors& ke, const TemperatureRun& run, const PoolRow& p, 
     ke.add(p.sorted.logits[i], noise[i], run.eps, run.T, p.tile_max[std::size_t(i / run.block_v)], s, c);
 }
 
-/// fused-pre beside fused-post on the row, emulated, into fused-pre's tally.
-void add_pair(const TemperatureRun& run, const PoolRow& p, const oracle::RowView& row, const oracle::RowScale& s,
-              const oracle::Verdict (&v)[2], Worker& w) {
+/// fused-pre beside fused-post on the row, and the baseline beside
+/// fused-post, emulated, into fused-pre's tally: predicted from the keys of
+/// the top two, counted on the emulated tokens (row `r` of the study, from
+/// pool row `pool_index`).
+void add_pairs(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, std::int64_t r,
+               const oracle::RowView& row, const oracle::RowScale& s, const oracle::Verdict (&v)[kVerdicts], Worker& w) {
   const EmulatedPair e = emulate_pair(v[0], v[1], row, s, p.tile_max, run.block_v);
   w.tally[1].add_apart(e, e.post != e.pre);
+  // The row's place in a batch of o.rows rows (divergence with kernels uploads batches) sets its loads.
+  const std::int64_t at = (r % run.o.rows) * run.vocab;
+  const BaselineLaunch launch = baseline_launch(run.dtype, at, at);
+  const BaselineRace& race = *(launch.load_ids > 1 ? run.base_aligned : run.base_unaligned)[pool_index];
+  const oracle::Verdict& b = v[kBase];
+  const std::int64_t token = b.row_class == oracle::RowClass::sampling ? race.token(b.ambiguous, row.noise) : -1;
+  w.tally[1].add_base_apart(emulate_baseline(e, v[0], row, race), e.post >= 0 && token >= 0 && token != e.post);
 }
 
 oracle::RowView view(const PoolRow& p, const float* noise, float T) {
@@ -89,32 +111,35 @@ oracle::RowView view(const PoolRow& p, const float* noise, float T) {
 }
 
 /// A row with every id's noise in w.noise, decided over every id, as `divergence` with kernels does.
-void full_row(const TemperatureRun& run, const PoolRow& p, Worker& w, oracle::Verdict (*out)[2] = nullptr) {
+void full_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, std::int64_t r, Worker& w,
+              oracle::Verdict (*out)[kVerdicts] = nullptr) {
   const oracle::RowView row = view(p, w.noise.data(), run.T);
   Decided all;
   const oracle::RowScale s{double(p.sorted.max), run.t, run.eps, p.sorted.vocab};
   for (std::int64_t i = 0; i < p.sorted.vocab; ++i)
     if (std::isfinite(p.sorted.logits[i])) all.ids.push_back(i);
   for (std::int64_t i : all.ids) all.keys.push_back(oracle::rules::ranking_key(row.logit(i), w.noise[std::size_t(i)], s));
-  oracle::Verdict v[2];
+  oracle::Verdict v[kVerdicts];
   for (int oi = 0; oi < 2; ++oi) {
     const OrderContracts& c = run.orders[oi];
     v[oi] = oracle::decide(row, c.kernel);
     const oracle::Verdict rv = !c.rate_differs ? v[oi] : oracle::decide(row, c.rate);
     w.tally[oi].add(v[oi], rv, row, s, c.rate);
     add_key_errors(w.tally[oi].keys, run, p, w.noise.data(), all, s, c.kernel);
-    if (out) (*out)[oi] = v[oi];
   }
-  add_pair(run, p, row, s, v, w);
+  v[kBase] = oracle::decide(row, run.base);
+  add_pairs(run, p, pool_index, r, row, s, v, w);
+  if (out) std::copy(std::begin(v), std::end(v), *out);
   ++w.full_rows;
 }
 
 enum class Drawn { lazily, in_full };
 
 /// A row drawn in full: `n` completed (every id's noise), decided over every id.
-Drawn in_full(const TemperatureRun& run, const PoolRow& p, LazyNoise& n, Worker& w, oracle::Verdict (*out)[2]) {
+Drawn in_full(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, std::int64_t r, LazyNoise& n,
+              Worker& w, oracle::Verdict (*out)[kVerdicts]) {
   n.materialize(w.noise.data());
-  full_row(run, p, w, out);
+  full_row(run, p, pool_index, r, w, out);
   return Drawn::in_full;
 }
 
@@ -124,19 +149,21 @@ Drawn in_full(const TemperatureRun& run, const PoolRow& p, LazyNoise& n, Worker&
 /// completed and decided over every id, so that no draw is ever thrown back.
 /// `complete`, when given and the row was decided lazily, receives the
 /// completed noise (LazyNoise::materialize) for the check.
-Drawn decide_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, UniformStream& rng, Worker& w,
-                 oracle::Verdict (*out)[2] = nullptr, float* complete = nullptr) {
+Drawn decide_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_index, std::int64_t r, UniformStream& rng,
+                 Worker& w, oracle::Verdict (*out)[kVerdicts] = nullptr, float* complete = nullptr) {
   const SortedRow& sr = p.sorted;
   LazyNoise n(sr, run.t, run.eps, rng);
-  if (!run.lazy || sr.nan_or_pos_inf || sr.by_logit.size() < 2) return in_full(run, p, n, w, out);
+  if (!run.lazy || sr.nan_or_pos_inf || sr.by_logit.size() < 2) return in_full(run, p, pool_index, r, n, w, out);
   const oracle::RowScale s{double(sr.max), run.t, run.eps, sr.vocab};
-  oracle::rules::RowBounds bounds[2][2];  // [order][kernel, rate]
+  oracle::rules::RowBounds bounds[kVerdicts][2];  // [post, pre][kernel, rate]; [kBase] the baseline's, twice
   for (int oi = 0; oi < 2; ++oi) {
     bounds[oi][0] = oracle::rules::row_bounds(sr.min_finite, s, run.orders[oi].kernel);
     bounds[oi][1] = oracle::rules::row_bounds(sr.min_finite, s, run.orders[oi].rate);
-    for (const auto& b : bounds[oi])
-      if (std::isinf(b.up_max)) return in_full(run, p, n, w, out);
   }
+  bounds[kBase][0] = bounds[kBase][1] = oracle::rules::row_bounds(sr.min_finite, s, run.base);
+  for (const auto& o : bounds)
+    for (const auto& b : o)
+      if (std::isinf(b.up_max)) return in_full(run, p, pool_index, r, n, w, out);
   const auto oracle_tau = [&](double k1, double k2) {  // oracle/SCREEN.md: no id below it can matter
     double tau = k2;
     for (const auto& o : bounds)
@@ -169,10 +196,10 @@ Drawn decide_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_i
     kappa = best.size() >= 2 && need > 0 ? need / kSlack : std::min(n.kappa(), n.largest_undrawn_weight()) / 4;
     if (!(kappa > 1e-280)) break;
   }
-  if (!ok) return in_full(run, p, n, w, out);
+  if (!ok) return in_full(run, p, pool_index, r, n, w, out);
   for (const auto& o : bounds)
     for (const auto& b : o)
-      if (!(best[0] * b.up_max < double(FLT_MAX) / 4)) return in_full(run, p, n, w, out);  // the oracle's reference decides
+      if (!(best[0] * b.up_max < double(FLT_MAX) / 4)) return in_full(run, p, pool_index, r, n, w, out);  // the oracle's reference decides
   // The drawn ids in ascending order, their noise in the row's buffer.
   std::vector<std::size_t> order(n.ids().size());
   std::iota(order.begin(), order.end(), 0);
@@ -184,7 +211,7 @@ Drawn decide_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_i
     w.noise[std::size_t(n.ids()[q])] = n.noise()[q];
   }
   const oracle::RowView row = view(p, w.noise.data(), run.T);
-  oracle::Verdict v[2];
+  oracle::Verdict v[kVerdicts];
   for (int oi = 0; oi < 2; ++oi) {
     const OrderContracts& c = run.orders[oi];
     oracle::Verdict rv;
@@ -193,9 +220,10 @@ Drawn decide_row(const TemperatureRun& run, const PoolRow& p, std::size_t pool_i
     else oracle::rules::sampling(rv, row, s, c.rate, bounds[oi][1], sorted.ids, sorted.keys);
     w.tally[oi].add(v[oi], rv, row, s, c.rate);
     add_key_errors(w.tally[oi].keys, run, p, w.noise.data(), sorted, s, c.kernel);
-    if (out) (*out)[oi] = v[oi];
   }
-  add_pair(run, p, row, s, v, w);
+  oracle::rules::sampling(v[kBase], row, s, run.base, bounds[kBase][0], sorted.ids, sorted.keys);
+  add_pairs(run, p, pool_index, r, row, s, v, w);
+  if (out) std::copy(std::begin(v), std::end(v), *out);
   if (complete) n.materialize(complete);
   return Drawn::lazily;
 }
@@ -219,9 +247,15 @@ void parallel_for(std::int64_t n, int threads, F f) {
 /// The same deciding keys (the same ids' errors, summed in another order) and the same pair of orders.
 bool same_tally(const OrderTally& ta, const OrderTally& tb) {
   const KeyErrors &a = ta.keys, &b = tb.keys;
-  if (ta.apart_counted != tb.apart_counted || ta.apart.size() != tb.apart.size()) return false;
-  for (std::size_t i = 0; i < ta.apart.size(); ++i)
-    if (ta.apart[i].gap != tb.apart[i].gap || ta.apart[i].threshold != tb.apart[i].threshold) return false;
+  const auto same_gaps = [](const std::vector<RowGap>& x, const std::vector<RowGap>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i].gap != y[i].gap || x[i].threshold != y[i].threshold) return false;
+    return true;
+  };
+  if (ta.apart_counted != tb.apart_counted || !same_gaps(ta.apart, tb.apart)) return false;
+  if (ta.base_rows != tb.base_rows || ta.base_apart_counted != tb.base_apart_counted || !same_gaps(ta.base_apart, tb.base_apart))
+    return false;
   const auto close = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)); };
   return a.keys == b.keys && a.off_max == b.off_max && a.max_actual == b.max_actual && a.max_bound == b.max_bound &&
          a.worst_ratio == b.worst_ratio && close(a.squares, b.squares) && close(a.off_max_squares, b.off_max_squares);
@@ -263,6 +297,7 @@ DivergenceState run_rate_study(const DivergenceOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<PoolRow> pool = make_pool(o, dump.get(), pool_n, threads, block_v);
   const std::int64_t V = dump ? dump->vocab : o.vocab;
+  const oracle::Dtype dtype = dump ? dump->dtype : o.dtype;
   const std::int64_t checked = std::min(rows, std::max<std::int64_t>(1, (kFullDraws + V - 1) / V));
   DivergenceState out;
   out.options = o;
@@ -271,20 +306,36 @@ DivergenceState run_rate_study(const DivergenceOptions& o) {
   out.checked_rows = checked;
   for (std::size_t ti = 0; ti < o.temperatures.size(); ++ti) {
     const float T = o.temperatures[ti];
-    TemperatureRun run{o, pool, T, double(race::clamp_temperature(T)), std::uint64_t(ti) << 40, {}, {}, 0, true, block_v};
+    TemperatureRun run{o, pool, T, double(race::clamp_temperature(T)), std::uint64_t(ti) << 40};
+    run.block_v = block_v;
+    run.dtype = dtype;
+    run.vocab = V;
     for (int oi = 0; oi < 2; ++oi) {
       const race::ScalingOrder order = oi == 0 ? race::ScalingOrder::post : race::ScalingOrder::pre;
       const oracle::NumericsContract kc = kernels::fused_kernel(order).contract();
       run.orders[oi] = {order, kc, rate_contract(o, kc), o.exp_ulp.has_value() || o.div_ulp.has_value()};
     }
+    run.base = kernels::find_kernel("baseline")->contract();
     const race::RaceConstants request{};
     run.eps = race::race_eps(request.eps, run.orders[0].kernel.conventions);
-    for (const auto& c : run.orders)
-      for (const auto* k : {&c.kernel, &c.rate})
-        if (race::race_eps(request.eps, k->conventions) != run.eps || run.eps <= 0 ||
-            race::is_greedy(T, request.greedy_eps, k->conventions))
-          run.lazy = false;
+    for (const oracle::NumericsContract* k : {&run.orders[0].kernel, &run.orders[0].rate, &run.orders[1].kernel,
+                                              &run.orders[1].rate, &run.base})
+      if (race::race_eps(request.eps, k->conventions) != run.eps || run.eps <= 0 ||
+          race::is_greedy(T, request.greedy_eps, k->conventions))
+        run.lazy = false;
     run.mass.assign(pool.size(), 0);
+    const float base_eps = race::race_eps(request.eps, run.base.conventions);
+    const auto races = [&](int load_ids) {  // the baseline's race on every pool row at T
+      std::vector<std::optional<BaselineRace>> out(pool.size());
+      BaselineLaunch launch = baseline_launch(dtype, 0, 0);
+      launch.load_ids = load_ids;
+      parallel_for(std::int64_t(pool.size()), threads, [&](std::int64_t p) {
+        out[std::size_t(p)].emplace(view(pool[std::size_t(p)], nullptr, T), base_eps, launch);
+      });
+      return out;
+    };
+    run.base_aligned = races(baseline_launch(dtype, 0, 0).load_ids);
+    if (o.rows > 1 && baseline_launch(dtype, V, V).load_ids == 1) run.base_unaligned = races(1);
     if (run.lazy)  // the first threshold's sums: only a row drawn lazily reads them
       parallel_for(std::int64_t(pool.size()), threads, [&](std::int64_t p) {
         const SortedRow& sr = pool[std::size_t(p)].sorted;
@@ -304,19 +355,19 @@ DivergenceState run_rate_study(const DivergenceOptions& o) {
       Worker lazy_w, full_w;
       lazy_w.noise.assign(std::size_t(V), 0.0f);
       full_w.noise.assign(std::size_t(V), 0.0f);
-      oracle::Verdict lazy[2], full[2];
+      oracle::Verdict lazy[kVerdicts], full[kVerdicts];
       UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
-      if (decide_row(run, pool[pi], pi, rng, lazy_w, &lazy, full_w.noise.data()) == Drawn::in_full) {
+      if (decide_row(run, pool[pi], pi, r, rng, lazy_w, &lazy, full_w.noise.data()) == Drawn::in_full) {
         full_w = std::move(lazy_w);  // decided over every id already
       } else {
-        full_row(run, pool[pi], full_w, &full);
-        for (int oi = 0; oi < 2; ++oi)
-          if (!same_verdict(lazy[oi], full[oi]) || !same_tally(lazy_w.tally[oi], full_w.tally[oi]))
+        full_row(run, pool[pi], pi, r, full_w, &full);
+        for (int oi = 0; oi < kVerdicts; ++oi)
+          if (!same_verdict(lazy[oi], full[oi]) || (oi < 2 && !same_tally(lazy_w.tally[oi], full_w.tally[oi])))
             throw std::logic_error(fmt::format(
                 "divergence: row {} at T = {:g} ({}): decided from the ids that can matter ({}; {} deciding keys) it "
                 "differs from the oracle over every id ({}; {} deciding keys)",
-                r, T, race::to_string(run.orders[oi].order), lazy[oi].describe(), lazy_w.tally[oi].keys.keys,
-                full[oi].describe(), full_w.tally[oi].keys.keys));
+                r, T, oi == kBase ? "the baseline" : race::to_string(run.orders[oi].order), lazy[oi].describe(),
+                lazy_w.tally[oi % 2].keys.keys, full[oi].describe(), full_w.tally[oi % 2].keys.keys));
       }
       out.noise.add(full_w.noise.data(), V);
       for (int oi = 0; oi < 2; ++oi) first.tally[oi].merge(std::move(full_w.tally[oi]));
@@ -333,7 +384,7 @@ DivergenceState run_rate_study(const DivergenceOptions& o) {
           const std::int64_t r = row_of(k);
           const std::size_t pi = std::size_t(r % pool_n);
           UniformStream rng(o.seed, run.stream_base + std::uint64_t(r));
-          decide_row(run, pool[pi], pi, rng, w);
+          decide_row(run, pool[pi], pi, r, rng, w);
           const std::int64_t now_done = ++done;
           if (wi == 0 && std::chrono::steady_clock::now() - last > std::chrono::seconds(5)) {
             last = std::chrono::steady_clock::now();

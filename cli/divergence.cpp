@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -109,10 +110,11 @@ int report(const analysis::DivergenceOptions& s, const analysis::DivergenceResul
                   .text({"temperature", "rows", "apart_rate", "apart_lo", "apart_hi", "apart_in_window", "apart_mean_width",
                          "apart_counted", "apart_count_agrees"})
                   .c_str());
-  if (s.kernels) {
+  if (std::any_of(pre_rows.begin(), pre_rows.end(), [](const DivergenceRow& r) { return r.base_apart_measured; })) {
     std::printf("\nThe single-pass baseline beside fused-post on the same inputs: how often they pick different ids\n"
                 "(predicted: as above, from the baseline's race emulated thread by thread, analysis/baseline_emulation.h;\n"
-                " counted: the kernels' tokens):\n%s",
+                " counted: %s):\n%s",
+                s.kernels ? "the kernels' tokens" : "the emulated tokens",
                 io::make_table(analysis::divergence_columns(), pre_rows)
                     .text({"temperature", "rows", "baseline_apart_rate", "baseline_apart_lo", "baseline_apart_hi",
                            "baseline_apart_in_window", "baseline_apart_mean_width", "baseline_apart_counted",

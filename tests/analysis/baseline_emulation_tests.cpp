@@ -73,8 +73,8 @@ void expect_tokens_emulated(const subject::Batch& b, const std::string& what, in
     if (v[std::size_t(r)].row_class != oracle::RowClass::sampling) continue;
     const BaselineLaunch launch = baseline_launch(b, r);
     const BaselineRace race(view.row(r), b.eps, launch);
-    const std::int64_t emulated = race.token(v[std::size_t(r)].ambiguous);
-    EXPECT_EQ(emulated, run.tokens[std::size_t(r)]) << what << ", row " << r << " (aligned " << launch.aligned
+    const std::int64_t emulated = race.token(v[std::size_t(r)].ambiguous, view.row(r).noise);
+    EXPECT_EQ(emulated, run.tokens[std::size_t(r)]) << what << ", row " << r << " (ids a load " << launch.load_ids
                                                     << ", warp " << launch.warp_size << ")";
     ++compared;
     off_exact += run.tokens[std::size_t(r)] != v[std::size_t(r)].token;
@@ -101,12 +101,14 @@ TEST(BaselineEmulation, PicksTheCpuKernelsTokenOnPlantedNearTies) {
   EXPECT_GE(off_exact, 10) << "of " << compared;
 }
 
-TEST(BaselineEmulation, RefusesALaunchOfPartWarps) {
+TEST(BaselineEmulation, RefusesALaunchOfPartWarpsOrLoadsWiderThan16Bytes) {
   subject::Batch b = subject::Batch::make(1, 16);
   const oracle::RowView row = b.view().row(0);
-  EXPECT_THROW(BaselineRace(row, b.eps, BaselineLaunch{100, 32, true}), std::invalid_argument);
-  EXPECT_THROW(BaselineRace(row, b.eps, BaselineLaunch{4096, 32, true}), std::invalid_argument);
-  const BaselineRace ok(row, b.eps, BaselineLaunch{1024, 32, true});
+  EXPECT_THROW(BaselineRace(row, b.eps, BaselineLaunch{100, 32, 4}), std::invalid_argument);
+  EXPECT_THROW(BaselineRace(row, b.eps, BaselineLaunch{4096, 32, 4}), std::invalid_argument);
+  EXPECT_THROW(BaselineRace(row, b.eps, BaselineLaunch{1024, 32, 0}), std::invalid_argument);
+  EXPECT_THROW(BaselineRace(row, b.eps, BaselineLaunch{1024, 32, 16}), std::invalid_argument);
+  const BaselineRace ok(row, b.eps, BaselineLaunch{1024, 32, 4});
   EXPECT_THROW((void)ok.key(16, 1.0f), std::out_of_range);
 }
 

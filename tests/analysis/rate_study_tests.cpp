@@ -122,6 +122,25 @@ TEST(RateStudy, PredictsHowOftenPreScaleAndPostScalePickDifferentIds) {
   EXPECT_LT(low.apart.rate, 0.1 * low.rate.rate) << "two orders disagree far less often than the contract allows";
   EXPECT_EQ(res.rows[3].apart.rate, 0);
   EXPECT_EQ(res.rows[3].apart_counted, 0);
+  // The single-pass baseline beside fused-post, emulated thread by thread: it
+  // rounds the same product x * (1 / T) as fused-pre, so at T = 0.1 it ranks
+  // as fused-pre does and its count agrees with its own prediction; at T = 1
+  // only its rescales and its division by the row sum move its keys (about
+  // 3e-8 of a key), too little to count in 10^5 rows.
+  ASSERT_TRUE(low.base_apart_measured);
+  EXPECT_EQ(low.base_apart.rows, low.rows);
+  EXPECT_GT(low.base_apart.mean_threshold, 1e-4);
+  EXPECT_LT(low.base_apart.mean_threshold, 2.5e-4);
+  EXPECT_GE(low.base_apart_counted, 5) << "too few rows apart to check the prediction";
+  EXPECT_TRUE(low.base_apart.agrees_with_count(low.base_apart_counted))
+      << low.base_apart_counted << " counted, predicted " << low.base_apart.rate << " [" << low.base_apart.lo << ", "
+      << low.base_apart.hi << "]";
+  const DivergenceRow& one = res.rows[3];
+  ASSERT_TRUE(one.base_apart_measured);
+  EXPECT_GT(one.base_apart.mean_threshold, 0) << "the rescales and the division move the baseline's keys at T = 1";
+  EXPECT_LT(one.base_apart.mean_threshold, 1e-6);
+  EXPECT_TRUE(one.base_apart.agrees_with_count(one.base_apart_counted)) << one.base_apart_counted;
+  EXPECT_FALSE(res.rows[0].base_apart_measured) << "the baseline's pair is fused-pre's row";
 }
 
 }  // namespace
