@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/chi_squared.hpp>
+#include <boost/math/distributions/gamma.hpp>
 #include <cmath>
 
 namespace raceoracle::analysis {
@@ -35,6 +36,18 @@ Interval poisson_interval(std::int64_t k, double confidence) {
   return i;
 }
 
+Interval weighted_poisson_interval(double sum, double squares, double largest, double confidence) {
+  const double a = 1 - confidence;
+  Interval i;
+  if (!(largest > 0)) return i;  // no weight anywhere: the sum is 0 for certain
+  const auto gamma = [](double mean, double variance, double p) {
+    return boost::math::quantile(boost::math::gamma_distribution<double>(mean * mean / variance, variance / mean), p);
+  };
+  if (sum > 0) i.lo = gamma(sum, squares, a / 2);
+  i.hi = gamma(sum + largest, squares + largest * largest, 1 - a / 2);
+  return i;
+}
+
 Interval counted_interval(std::int64_t k, std::int64_t n) {
   if (n <= 0) return {};
   const Interval i = poisson_interval(k);
@@ -51,25 +64,29 @@ RateEstimate estimate_rate(const std::vector<RowGap>& gaps, std::int64_t rows, d
   e.rows = rows;
   e.window = std::min(0.5, std::max(window, 8 * median_threshold(gaps)));
   const double h = e.window;
-  double weight = 0, all_thresholds = 0;
+  double weight = 0, squares = 0, largest = 0, all_thresholds = 0;
   std::int64_t lower_half = 0;
   for (const RowGap& g : gaps) {
     all_thresholds += g.threshold;
     if (!(g.gap <= h)) continue;
     ++e.in_window;
     lower_half += g.gap <= h / 2;
-    weight += std::min(g.threshold / h, 1.0);  // a row's chance, read off the density over [0, h]
+    const double w = std::min(g.threshold / h, 1.0);  // a row's chance, read off the density over [0, h]
+    weight += w;
+    squares += w * w;
+    largest = std::max(largest, w);
   }
   if (rows == 0) return e;
   e.mean_threshold = e.in_window ? weight * h / double(e.in_window) : gaps.empty() ? 0 : all_thresholds / double(gaps.size());
   e.rate = weight / double(rows);
-  // The count in the window is Poisson; each counted row weighs c / h. The
-  // gap's density rises over [0, h] by at most 1 / (1 - h)^2 (DIVERGENCE.md),
+  if (e.in_window == 0) largest = std::min(e.mean_threshold / h, 1.0);  // the weight the upper bound assumes
+  // The rows in the window come as a Poisson count, each weighing c / h: the
+  // sum is a weighted Poisson sum, whose interval is weighted_poisson_interval.
+  // The gap's density rises over [0, h] by at most 1 / (1 - h)^2 (DIVERGENCE.md),
   // so the window can only overstate the density at 0: lower the lower end.
-  const Interval k = poisson_interval(e.in_window);
-  const double per_row = std::min(e.mean_threshold / h, 1.0) / double(rows);
-  e.lo = k.lo * per_row * (1 - h) * (1 - h);
-  e.hi = std::min(1.0, k.hi * per_row);
+  const Interval k = weighted_poisson_interval(weight, squares, largest);
+  e.lo = k.lo / double(rows) * (1 - h) * (1 - h);
+  e.hi = std::min(1.0, k.hi / double(rows));
   e.flatness_p = split_p_value(lower_half, e.in_window);
   return e;
 }

@@ -42,6 +42,13 @@ RateEstimate estimate_rate(const std::vector<RowGap>& gaps, std::int64_t rows, d
 /// The exact 95% interval (Garwood) of a Poisson mean after observing k.
 struct Interval { double lo = 0, hi = 0; };
 Interval poisson_interval(std::int64_t k, double confidence = 0.95);
+/// The 95% interval of the mean of a weighted Poisson sum, sum_i w_i X_i
+/// with X_i Poisson, from what was observed: `sum` of the weights of the
+/// events, `squares` the sum of their squares, `largest` the largest weight
+/// (Fay and Feuer's gamma interval, Statistics in Medicine 16, 1997). With
+/// equal weights w it is w times Garwood's; with unequal ones it is wider,
+/// as the sum's spread is. No event: [0, 3.69 x largest].
+Interval weighted_poisson_interval(double sum, double squares, double largest, double confidence = 0.95);
 /// The exact 95% interval of a rate counted as k rows among n.
 Interval counted_interval(std::int64_t k, std::int64_t n);
 
