@@ -33,7 +33,11 @@ struct Online {
 /// Folds `n` consecutive ids into `s`: when their max exceeds the running
 /// one, the best key and the sum are rescaled by exp(m_old - m_new) (once
 /// per load, as aiter does); each id's key is exp(xs - m) / (E + eps). A NaN
-/// logit's key is NaN, never a winner, and adds nothing to the sum.
+/// logit's key is NaN, never a winner, and adds nothing to the sum. A key
+/// whose weight underflowed to 0 is +0 without the division (the same bits,
+/// 0 / d = +0 for d > 0): CUDA's IEEE division takes its slow path for a 0
+/// numerator, and a greedy row at T = 0 (x * 1e5) has one for nearly every
+/// id: 1.26x to 1.40x on LLM-like rows (bench/README.md).
 template <Defect D>
 __device__ __forceinline__ void online_fold(Online& s, std::int64_t id0, int n, const float* x, const float* e,
                                             float inv_t, float eps) {
@@ -54,7 +58,9 @@ __device__ __forceinline__ void online_fold(Online& s, std::int64_t id0, int n, 
   for (int j = 0; j < n; ++j) {
     const float w = race_exp<D>(xs[j] - m_safe);
     if (w == w) s.sum += w;
-    s.best = BetterOf<D>{}(s.best, Best{w / (e[j] + eps), int(id0 + j)});
+    const float d = e[j] + eps;
+    const float key = w == 0.0f && d > 0.0f ? 0.0f : w / d;
+    s.best = BetterOf<D>{}(s.best, Best{key, int(id0 + j)});
   }
 }
 struct Scratch {

@@ -108,8 +108,8 @@ struct SelectRow {
   }
   /// Gathers the ids of rank key at least `key` into `top` where they are at
   /// most `capacity` (<= TopSet::kCapacity); each() walks them from then on.
-  /// Whether they were (else each() still walks the row).
-  __device__ bool gather(unsigned key, unsigned capacity) {
+  /// `listed` says whether they were (else each() still walks the row).
+  __device__ void gather(unsigned key, unsigned capacity) {
     __syncthreads();  // every thread has read what it needs of the shared memory
     if (threadIdx.x == 0) top->n = 0;
     __syncthreads();
@@ -123,7 +123,6 @@ struct SelectRow {
     __syncthreads();
     listed = top->n <= capacity;
     __syncthreads();  // top->n is read before anyone writes it again
-    return listed;
   }
   /// A rank key at most the row's k-th largest (1 <= k <= THREADS): the k-th
   /// largest of the threads' own largest keys, which belong to k distinct
