@@ -1,7 +1,7 @@
 #include "analysis/baseline_emulation.h"
 
+#include <algorithm>
 #include <cmath>
-#include <map>
 #include <stdexcept>
 
 #include "kernels/key_arithmetic.h"
@@ -120,16 +120,22 @@ float BaselineRace::key(std::int64_t i, float e) const {
 }
 
 std::int64_t BaselineRace::token(const std::vector<std::int64_t>& candidates, const float* noise) const {
-  std::map<int, std::vector<std::int64_t>> by_thread;  // each thread's candidates, ascending
-  for (std::int64_t i : candidates) by_thread[thread_of(i)].push_back(i);
+  if (candidates.size() == 1) return candidates[0];  // most rows: the fold and the block have nothing to compare
+  // Each thread's candidates, ascending (candidates are: a stable sort by thread keeps that).
+  std::vector<std::pair<int, std::int64_t>> by_thread;
+  by_thread.reserve(candidates.size());
+  for (std::int64_t i : candidates) by_thread.push_back({thread_of(i), i});
+  std::stable_sort(by_thread.begin(), by_thread.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::int64_t best = -1;
   float best_key = 0;
-  for (const auto& [t, ids] : by_thread) {
+  for (std::size_t q = 0; q < by_thread.size();) {
+    const int t = by_thread[q].first;
     // The thread's fold: a later candidate displaces the best only with a larger key at its own load.
     std::int64_t tb = -1;
     std::int32_t tb_at = 0;
     float tb_e = 0;
-    for (std::int64_t i : ids) {
+    for (; q < by_thread.size() && by_thread[q].first == t; ++q) {
+      const std::int64_t i = by_thread[q].second;
       const std::int32_t at = load_of(t, i);
       const float e = noise[i];
       if (tb < 0 || key_until(t, at, i, e, at + 1) > key_until(t, tb_at, tb, tb_e, at + 1)) tb = i, tb_at = at, tb_e = e;
