@@ -224,11 +224,13 @@ MutantReport run_mutant(const subject::Subject& m, const HarnessSettings& s,
       if (isolated && s.racecheck && !s.self_exe.empty() && o.kind == Kind::survived) {
         PairOutcome again = run_isolated(p, m, s, true);
         again.seconds += o.seconds;
-        if (again.kind == Kind::killed) o = std::move(again);
-        else  // no hazard, or the sanitizer's run said nothing: the law's verdict stands
-          o.seconds = again.seconds,
+        if (again.kind == Kind::killed) {
+          o = std::move(again);
+        } else {  // no hazard, or the sanitizer's run said nothing: the law's verdict stands
+          o.seconds = again.seconds;
           o.detail += std::string(o.detail.empty() ? "" : "; ") + "racecheck rerun: " +
-                      (again.kind == Kind::survived ? std::string("no hazard") : to_string(again.kind) + (" " + again.detail));
+                      (again.kind == Kind::survived ? std::string("no hazard") : std::string(to_string(again.kind)) + " " + again.detail);
+        }
       }
     }
     if (progress) progress(o);
