@@ -19,6 +19,7 @@
 #include "kernels/host_api.h"
 #include "kernels/registry.h"
 #include "subject/batch.h"
+#include "tests/support/depth.h"
 
 namespace raceoracle::analysis {
 namespace {
@@ -82,6 +83,8 @@ void expect_tokens_emulated(const subject::Batch& b, const std::string& what, in
 }
 
 TEST(BaselineEmulation, PicksTheCpuKernelsTokenOnPlantedNearTies) {
+  constexpr int kRows = 48;  // a batch, in the plain run
+  const int rows = test_support::depth(kRows, 2);
   int compared = 0, off_exact = 0;
   for (int warp : {64, 32}) {
     const int before = hipcpu::config().warp_size;
@@ -89,16 +92,17 @@ TEST(BaselineEmulation, PicksTheCpuKernelsTokenOnPlantedNearTies) {
     for (oracle::Dtype dtype : {oracle::Dtype::f32, oracle::Dtype::bf16})
       for (std::int64_t vocab : {std::int64_t(9000), std::int64_t(9001)}) {
         const std::string what = std::string(dtype == oracle::Dtype::bf16 ? "bf16" : "f32") + " V=" + std::to_string(vocab);
-        expect_tokens_emulated(near_ties(48, vocab, dtype, 8.0f, 2.5f, 0.7f, std::uint64_t(vocab) + warp), what, compared,
+        expect_tokens_emulated(near_ties(rows, vocab, dtype, 8.0f, 2.5f, 0.7f, std::uint64_t(vocab) + warp), what, compared,
                                off_exact);
-        expect_tokens_emulated(near_ties(48, vocab, dtype, 1000.0f, 0.1f, 0.1f, std::uint64_t(vocab) * 3 + warp),
+        expect_tokens_emulated(near_ties(rows, vocab, dtype, 1000.0f, 0.1f, 0.1f, std::uint64_t(vocab) * 3 + warp),
                                what + " centre 1000", compared, off_exact);
       }
     hipcpu::config().warp_size = before;
   }
-  EXPECT_GE(compared, 600);
-  // Not vacuous: the planted ties put the kernel off the exact winner on some rows, where only its roundings decide.
-  EXPECT_GE(off_exact, 10) << "of " << compared;
+  EXPECT_GE(compared, 600 * rows / kRows);  // of 16 batches
+  // Not vacuous: the planted ties put the kernel off the exact winner on some rows, where only its roundings
+  // decide (10 or more in the plain run; at the sanitizer pass's depth one such row still takes that path).
+  EXPECT_GE(off_exact, rows == kRows ? 10 : 1) << "of " << compared;
 }
 
 TEST(BaselineEmulation, RefusesALaunchOfPartWarpsOrLoadsWiderThan16Bytes) {

@@ -18,6 +18,7 @@
 #include "oracle/filter.h"
 #include "oracle/oracle.h"
 #include "race/bf16.h"
+#include "tests/support/depth.h"
 
 namespace raceoracle::oracle {
 namespace {
@@ -347,10 +348,7 @@ Row boundary_row(std::mt19937_64& g, Dtype dtype) {
 }
 
 TEST(FilterBoundary, SoundAndTightAgainstFp32FiltersAtTheirBoundaries) {
-  // 26000 rows per style and dtype; the sanitizer pass's shallow depth
-  // (RACEORACLE_CASES, CMakePresets.json) takes 100 per case it names.
-  const char* shallow = std::getenv("RACEORACLE_CASES");
-  const int rows = shallow ? 100 * std::max(1, std::atoi(shallow)) : 26000;
+  const int rows = test_support::depth(26000, 100);  // per style and dtype
   std::mt19937_64 g(race::kCiSeed);
   long cases = 0, flips = 0, outside = 0, boundary_ids = 0, race_unexplained = 0, race_flips = 0;
   double worst_ratio = 0, worst_rounding = 0;
