@@ -5,13 +5,17 @@
 //                     once: pre-scale x * (1/T), a per-thread online max with a
 //                     rescaled running best and sum, then the block-level
 //                     rescale, sum and division -> sampled
-//   2. argmax chunks: per (row, chunk of ids) max of the raw logits
-//   3. argmax final:  per row, best chunk -> greedy
+//   2. argmax chunks: per (greedy row, chunk of ids) max of the raw logits
+//   3. argmax final:  per greedy row, best chunk -> greedy
 //   4. mask:          T <= greedy_eps
 //   5. where:         tokens = mask ? greedy : sampled
 // Its contract (kernels/registry.cpp) declares the online max's rescales and
 // the normalisation (oracle/ERROR_MODEL.md "An online max"). Launches 1 and 2
-// read 16-byte vectors (for_each_vector); the figures: bench/README.md.
+// read 16-byte vectors (for_each_vector); launches 2 and 3 skip the rows that
+// launch 5 takes from the race (is_greedy, the mask's own test, so that the
+// strict_greedy mutant skips as its mask selects), as SPEC §2's select runs
+// for greedy rows: only a greedy row's logits are read twice. The figures:
+// bench/README.md.
 #include "kernels/race.h"
 
 namespace raceoracle::kernels {
@@ -112,6 +116,7 @@ template <class Logit, Defect D>
 __global__ __launch_bounds__(kThreads) void argmax_chunk_kernel(SampleArgs a, Scratch s) {
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.y, start = std::int64_t(blockIdx.x) * kChunk;
+  if (!is_greedy<D>(a.temperatures[row], a.greedy_eps)) return;  // the whole block: where takes the race's token
   const std::int64_t end = a.vocab - start < kChunk ? a.vocab : start + kChunk;
   const Logit* x = row_start<D>(static_cast<const Logit*>(a.logits), row, a.logit_stride);
   Best best = no_candidate();
@@ -129,6 +134,7 @@ template <Defect D>
 __global__ __launch_bounds__(kThreads) void argmax_final_kernel(SampleArgs a, Scratch s, int chunks) {
   RACEORACLE_SHARED(OrderedBest, smem_best, 32);
   const std::int64_t row = blockIdx.x;
+  if (!is_greedy<D>(a.temperatures[row], a.greedy_eps)) return;  // no chunks were written (argmax_chunk_kernel)
   Best best = no_candidate();
   for (int c = int(threadIdx.x); c < chunks; c += kThreads) {
     const std::int64_t k = row * chunks + c;
