@@ -43,7 +43,7 @@ endfunction()
 # options are the tests' own (raceoracle_test_unit_options), as reuse needs.
 function(raceoracle_add_test_headers)
   set(unit ${CMAKE_CURRENT_BINARY_DIR}/test_headers.cpp)
-  file(WRITE ${unit} "// the precompiled header's own unit (cmake/raceoracle.cmake)\n")
+  file(CONFIGURE OUTPUT ${unit} CONTENT "// the precompiled header's own unit (cmake/raceoracle.cmake)\n")
   add_library(raceoracle_test_headers OBJECT ${unit})
   raceoracle_test_unit_options(raceoracle_test_headers)
   target_precompile_headers(raceoracle_test_headers PRIVATE <gtest/gtest.h> <fmt/format.h> <algorithm> <cmath>
