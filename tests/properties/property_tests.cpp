@@ -13,11 +13,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "kernels/device_memory.h"
 #include "properties/suite.h"
+#include "tests/support/depth.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -27,7 +29,7 @@ RunSettings settings() {
   if (const char* seed = std::getenv("RACEORACLE_SEED")) {
     s.seed = std::string(seed) == "random" ? std::random_device{}() : std::strtoull(seed, nullptr, 10);
   }
-  if (const char* cases = std::getenv("RACEORACLE_CASES")) s.cases = std::max(1, std::atoi(cases));
+  if (const std::optional<int> cases = test_support::requested_cases()) s.cases = *cases;
   return s;
 }
 
