@@ -80,7 +80,7 @@ std::uint32_t stream_word(const NoiseStream& s, const StreamPoint& p, std::int64
     }
     case StreamKind::aiter_hiprand: return curand_at(p.seed, race::aiter_position(row, n), p.offset);
     case StreamKind::flashinfer_curand:
-      return curand_at(p.seed, race::flashinfer_position(row, std::uint64_t(p.vocab), n), p.offset);
+      return curand_at(p.seed, race::flashinfer_position(row, std::uint64_t(p.vocab), n, s.effective_version()), p.offset);
     case StreamKind::vllm_triton: return triton_randint(triton_randint(p.seed, p.offset), n);
   }
   throw std::logic_error("stream_word: unknown stream");
@@ -92,7 +92,8 @@ float stream_uniform(const NoiseStream& s, std::uint32_t w) {
     case StreamKind::torch_exponential:
     case StreamKind::flashinfer_curand: return race::curand_uniform(w);
     case StreamKind::aiter_hiprand: return race::rocrand_uniform(w);
-    case StreamKind::vllm_triton: return race::triton_uniform(w);
+    case StreamKind::vllm_triton:
+      return s.effective_version() == 1 ? race::triton_uniform(w) : std::max(race::triton_uniform(w), race::kTritonRandMin);
   }
   throw std::logic_error("stream_uniform: unknown stream");
 }
@@ -103,7 +104,8 @@ double stream_noise_of_uniform(const NoiseStream& s, float u) {
     case StreamKind::torch_exponential:
     case StreamKind::aiter_hiprand: return u >= race::kTorchUniformCap ? double(race::kTorchCapNoise) : -std::log(double(u));
     case StreamKind::flashinfer_curand: return -std::log(double(u) * (1 - 0x1p-23));  // u (1 - 2^-23) < 1: E > 0
-    case StreamKind::vllm_triton: return -std::log(double(u) + 1e-20);                // u = 0 is reachable: E = 46.05
+    case StreamKind::vllm_triton:  // v1: u = 0 is reachable, E = 46.05; v2: u in [2^-31, 1 - 2^-24]
+      return s.effective_version() == 1 ? -std::log(double(u) + 1e-20) : -std::log1p(-double(u));
   }
   throw std::logic_error("stream_noise_of_uniform: unknown stream");
 }
@@ -170,7 +172,8 @@ NoiseBound noise_bound(const NoiseStream& s) {
     case StreamKind::torch_exponential:
     case StreamKind::aiter_hiprand:
     case StreamKind::flashinfer_curand: return {fast_ulp, fast_abs, double(race::kTorchCapNoise), 0.6931471805599453 * (1 + 0x1p-20)};
-    case StreamKind::vllm_triton: return {0.5, 0, 0, 0};  // E in float64 from an exact u: only the oracle's rounding
+    case StreamKind::vllm_triton:  // v1: E in float64 from an exact u, only the oracle's rounding; v2: libdevice's
+      return {s.effective_version() == 1 ? 0.5 : 1.5, 0, 0, 0};  // fp32 log1pf (1 ulp, documented) + that rounding
   }
   throw std::logic_error("noise_bound: unknown stream");
 }
@@ -186,7 +189,8 @@ std::string describe(const NoiseStream& s) {
   if (s.kind == StreamKind::torch_exponential)
     facts = s.per_row ? "one generator per row" : fmt::format("one draw over the batch, {} SMs x {} threads", s.sm_count, s.threads_per_sm);
   if (s.dtype == race::Dtype::bf16) facts += facts.empty() ? "bf16" : ", bf16";
-  return facts.empty() ? std::string(race::to_string(s.kind)) : fmt::format("{} ({})", race::to_string(s.kind), facts);
+  const std::string name = fmt::format("{} v{}", race::to_string(s.kind), s.effective_version());
+  return facts.empty() ? name : fmt::format("{} ({})", name, facts);
 }
 
 }  // namespace raceoracle::oracle

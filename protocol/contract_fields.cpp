@@ -348,6 +348,14 @@ std::optional<race::NoiseStream> parse_stream(const Fields& f) {
     throw std::invalid_argument(fmt::format("'noise_stream' = '{}': must be one of {}", it->second, allowed));
   }
   s.kind = *kind;
+  s.version = count_field(f, "stream_version", race::info(s.kind).latest);
+  if (!race::stream_version_describes(s.kind, s.version)) {
+    std::string known;
+    for (const race::StreamVersion& v : race::kStreamVersions)
+      if (v.kind == s.kind) known += fmt::format("{}{} ({})", known.empty() ? "" : "; ", v.version, v.describes);
+    throw std::invalid_argument(fmt::format("'stream_version' = '{}': {} has no such version; it has {}", f.at("stream_version"),
+                                            it->second, known));
+  }
   const bool torch = s.kind == race::StreamKind::torch_exponential;
   for (const char* k : {"stream_layout", "stream_sm_count", "stream_threads_per_sm"})
     if (!torch && f.count(k))
@@ -363,7 +371,9 @@ std::optional<race::NoiseStream> parse_stream(const Fields& f) {
 }
 
 Fields stream_fields(const race::NoiseStream& s) {
-  Fields f{{"noise_stream", race::to_string(s.kind)}, {"stream_dtype", kStreamDtypes[int(s.dtype)]}};
+  Fields f{{"noise_stream", race::to_string(s.kind)},
+           {"stream_dtype", kStreamDtypes[int(s.dtype)]},
+           {"stream_version", std::to_string(s.effective_version())}};
   if (s.kind == race::StreamKind::torch_exponential) {
     f["stream_layout"] = kStreamLayouts[s.per_row ? 1 : 0];
     f["stream_sm_count"] = std::to_string(s.sm_count);

@@ -119,11 +119,13 @@ std::vector<std::string> describe_deviations(const race::Conventions& c);  ///< 
 /// name of race::kStreams), `stream_layout` (torch: `tensor`, one draw over
 /// the batch, the default, or `rows`, one generator per row), `stream_dtype`
 /// (f32|bf16), `stream_sm_count` and `stream_threads_per_sm` (torch's grid;
-/// default 132 x 2048, the H100/H200's). No `noise_stream`: nullopt (noise
+/// default 132 x 2048, the H100/H200's), `stream_version` (the version of the
+/// library the sampler follows, race::kStreamVersions; default the newest,
+/// an unknown one refused). No `noise_stream`: nullopt (noise
 /// tensors); a layout field without it is refused. Throws std::invalid_argument
 /// naming the field, the value and what is allowed.
 inline constexpr const char* kStreamFieldNames[] = {"noise_stream", "stream_layout", "stream_dtype", "stream_sm_count",
-                                                    "stream_threads_per_sm"};
+                                                    "stream_threads_per_sm", "stream_version"};
 std::optional<race::NoiseStream> parse_stream(const Fields& fields);
 Fields stream_fields(const race::NoiseStream& s);
 /// The contract a sampler drawing from `s` is judged under: its noise terms

@@ -22,30 +22,57 @@ enum class StreamKind : std::uint8_t {
   vllm_triton,        ///< vLLM Model Runner V2 (Triton Philox keyed by seed, position, token; Gumbel)
 };
 
-/// One stream's name, version and the library version its layout was read from.
+/// One stream's name and its newest version (the default of a declaration).
 struct StreamInfo {
   StreamKind kind;
   const char* name;
-  int version;
-  const char* pinned;  ///< what it replays, and where that was checked
+  int latest;
 };
 inline constexpr StreamInfo kStreams[] = {
-    {StreamKind::raceoracle_philox, "raceoracle-philox", 1, "docs/SPEC.md §1 (fused-philox)"},
-    {StreamKind::torch_exponential, "torch-cuda-exponential", 1,
-     "PyTorch 2.11 CUDA exponential_ (known answers drawn on an H200)"},
-    {StreamKind::aiter_hiprand, "aiter-hiprand", 1,
-     "aiter random_sample/mixed_sample (hiprand Philox layout, rocRAND uniform; read from code)"},
-    {StreamKind::flashinfer_curand, "flashinfer-curand", 1,
-     "FlashInfer sampling_from_logits (curand Philox per 4 ids, 64-bit subsequence; read from code)"},
-    {StreamKind::vllm_triton, "vllm-triton-gumbel", 1,
-     "vLLM Model Runner V2 gumbel_sample (Triton 3.6 randint/rand, known answers drawn on an H200)"},
+    {StreamKind::raceoracle_philox, "raceoracle-philox", 1},  {StreamKind::torch_exponential, "torch-cuda-exponential", 1},
+    {StreamKind::aiter_hiprand, "aiter-hiprand", 1},          {StreamKind::flashinfer_curand, "flashinfer-curand", 2},
+    {StreamKind::vllm_triton, "vllm-triton-gumbel", 2},
 };
 constexpr const StreamInfo& info(StreamKind k) { return kStreams[int(k)]; }
 inline const char* to_string(StreamKind k) { return info(k).name; }
 
+/// One version of a stream: the library version it describes and where that
+/// was checked. A library that changes its layout or transform gets a new
+/// version; the old one stays, so a sampler pinned to an older release is
+/// still judged by what that release does (docs/NOISE_STREAMS.md).
+struct StreamVersion {
+  StreamKind kind;
+  int version;
+  const char* describes;
+};
+inline constexpr StreamVersion kStreamVersions[] = {
+    {StreamKind::raceoracle_philox, 1, "docs/SPEC.md §1 (fused-philox)"},
+    {StreamKind::torch_exponential, 1, "PyTorch 2.11 CUDA exponential_ (known answers drawn on an H200)"},
+    {StreamKind::aiter_hiprand, 1, "aiter random_sample/mixed_sample (hiprand Philox layout, rocRAND uniform; read from code)"},
+    {StreamKind::flashinfer_curand, 1,
+     "FlashInfer before 0.6 as first read: 4 ids a curand_init for every V, 64-bit subsequence (read from code; "
+     "FlashInfer 0.6.18 differs at every V not a multiple of 4)"},
+    {StreamKind::flashinfer_curand, 2,
+     "FlashInfer 0.6.18 (fb28d72) sampling_from_logits: gcd(4, V) ids a curand_init, 32-bit row x V subsequence "
+     "(known answers: the library's own tokens on an H100)"},
+    {StreamKind::vllm_triton, 1,
+     "vLLM Model Runner V2 gumbel_sample until 2026: E = -log(u + 1e-20) in float64 (Triton 3.6, known answers on an H200)"},
+    {StreamKind::vllm_triton, 2,
+     "vLLM Model Runner V2 gumbel_sample at 03f97cc: u = max(tl.rand, 4.6566127342e-10), E = -log1p(-u) in fp32 "
+     "(Triton 3.6 on an H100)"},
+};
+/// The description of (kind, version), or nullptr if raceoracle knows no such version.
+constexpr const char* stream_version_describes(StreamKind k, int version) {
+  for (const StreamVersion& v : kStreamVersions)
+    if (v.kind == k && v.version == version) return v.describes;
+  return nullptr;
+}
+
 /// A declared stream and the facts its layout depends on.
 struct NoiseStream {
   StreamKind kind = StreamKind::raceoracle_philox;
+  /// The version of the stream (kStreamVersions); 0 is the newest (info(kind).latest).
+  int version = 0;
   /// torch: one generator per row (`q[i].exponential_(generator=g_i)`), each
   /// row a tensor of V elements; false: one draw over the whole [rows, V]
   /// tensor, whose layout then depends on the batch's shape and the device.
@@ -56,10 +83,11 @@ struct NoiseStream {
   int sm_count = 132;
   int threads_per_sm = 2048;
   constexpr bool operator==(const NoiseStream& o) const {
-    return kind == o.kind && per_row == o.per_row && dtype == o.dtype && sm_count == o.sm_count &&
+    return kind == o.kind && effective_version() == o.effective_version() && per_row == o.per_row && dtype == o.dtype && sm_count == o.sm_count &&
            threads_per_sm == o.threads_per_sm;
   }
   constexpr bool operator!=(const NoiseStream& o) const { return !(*this == o); }
+  constexpr int effective_version() const { return version > 0 ? version : info(kind).latest; }
   /// One seed and offset for the whole batch: torch's one draw over the
   /// tensor, and the kernels that take one generator state per launch and
   /// put the row in the subsequence (aiter, FlashInfer).
@@ -127,9 +155,21 @@ inline constexpr int kAiterThreads = 1024;
 constexpr CurandPosition aiter_position(std::uint64_t row, std::uint64_t n) {
   return {row * kAiterThreads + (n / 4) % kAiterThreads, n / (4 * kAiterThreads), int(n % 4)};
 }
-/// FlashInfer: id n of row r of V: subsequence r * V + 4 floor(n / 4) (64-bit), first call, lane n mod 4.
-constexpr CurandPosition flashinfer_position(std::uint64_t row, std::uint64_t vocab, std::uint64_t n) {
-  return {row * vocab + 4 * (n / 4), 0, int(n % 4)};
+/// FlashInfer's ids a curand_init: its kernel's vector width gcd(16 / sizeof(float), V) (its binding races
+/// fp32 logits); version 1: 4 for every V.
+constexpr std::uint64_t flashinfer_width(std::uint64_t vocab, int version) {
+  if (version == 1) return 4;
+  return vocab % 4 == 0 ? 4 : vocab % 2 == 0 ? 2 : 1;
 }
+/// FlashInfer: id n of row r of V: subsequence r V + W floor(n / W), first call, lane n mod W, with W its
+/// width. Version 2 forms the subsequence in 32 bits before widening (`bx * d + ...` in uint32), as the
+/// library does: past 2^32 it wraps onto row 0's (FIELD_BUGS #29); version 1 in 64 bits.
+constexpr CurandPosition flashinfer_position(std::uint64_t row, std::uint64_t vocab, std::uint64_t n, int version) {
+  const std::uint64_t w = flashinfer_width(vocab, version), sub = row * vocab + w * (n / w);
+  return {version == 1 ? sub : sub & 0xFFFFFFFFu, 0, int(n % w)};
+}
+
+/// vLLM Model Runner V2, version 2: the smallest positive tl.rand, to which it clamps u.
+inline constexpr float kTritonRandMin = 4.6566127342e-10f;
 
 }  // namespace raceoracle::race

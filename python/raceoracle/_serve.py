@@ -53,7 +53,7 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
                     key_dtype=None, rescales=None, online_ids=None, normalise=None, key_domain=None, log_ulp=None,
                     greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
                     noise_stream=None, stream_layout=None, stream_dtype=None, stream_sm_count=None,
-                    stream_threads_per_sm=None, filters=None, top_k_ties=None, top_p_mass=None, filter_ties=None,
+                    stream_threads_per_sm=None, stream_version=None, filters=None, top_k_ties=None, top_p_mass=None, filter_ties=None,
                     filter_sum_depth=None, randomness=None, step=None, uniform_compare=None):
     """The contract terms and conventions a sampler declares, as protocol
     fields. A term left None is not sent: raceoracle applies its own default
@@ -74,7 +74,9 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     a torch generator, a numpy replay) in place of the noise tensor, and may
     return (tokens, noise) to echo what it drew. stream_layout "rows" (torch:
     one generator per row), stream_dtype "bf16", stream_sm_count and
-    stream_threads_per_sm (torch's grid, default 132 x 2048).
+    stream_threads_per_sm (torch's grid, default 132 x 2048); stream_version
+    the release of the library followed (default the newest raceoracle
+    replays; streams.LATEST; raceoracle refuses one it does not know).
     Filters (SPEC 9): filters "top_k,top_p,min_p" says fn applies each row's;
     it is then called with filters=Filters(top_k, top_p, min_p) ([rows]
     arrays, or None for a request without them). top_k_ties "keep_all" (every
@@ -107,7 +109,8 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
             raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
         fields["stages"] = str(int(stages))
     for key, v in (("rescales", rescales), ("online_ids", online_ids), ("stream_sm_count", stream_sm_count),
-                   ("stream_threads_per_sm", stream_threads_per_sm), ("filter_sum_depth", filter_sum_depth)):
+                   ("stream_threads_per_sm", stream_threads_per_sm), ("filter_sum_depth", filter_sum_depth),
+                   ("stream_version", stream_version)):
         if v is not None:
             if int(v) != v or int(v) < 0:
                 raise ValueError("%s must be a whole number >= 0, got %r" % (key, v))

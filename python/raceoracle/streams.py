@@ -121,15 +121,44 @@ def triton_uniform(w):
     return x.astype(np.float32) * np.float32(4.6566127342e-10)
 
 
-def triton_gumbel_noise(seeds, positions, vocab):
-    """E of vLLM Model Runner V2's gumbel_sample: u = tl.rand(tl.randint(seed, position), id), E = -log(u + 1e-20)
-    in float64 (its Gumbel g is -log(E + 1e-20)), float32 [rows, vocab]."""
+TRITON_RAND_MIN = np.float32(4.6566127342e-10)  # the smallest positive tl.rand
+
+
+def triton_gumbel_noise(seeds, positions, vocab, version=2):
+    """E of vLLM Model Runner V2's gumbel_sample, float32 [rows, vocab]; u = tl.rand(tl.randint(seed, position), id).
+    Version 2 (vLLM at 03f97cc): u clamped to the smallest positive tl.rand, E = -log1p(-u) in fp32.
+    Version 1 (earlier): E = -log(u + 1e-20) in float64 (its Gumbel g is -log(E + 1e-20))."""
     ids = np.arange(vocab, dtype=np.int64)
     out = np.empty((len(seeds), vocab), np.float32)
     for r, (s, p) in enumerate(zip(seeds, positions)):
         g = triton_randint64(int(s), int(p))
-        u = triton_uniform(triton_randint(int(g), ids)).astype(np.float64)
-        out[r] = -np.log(u + 1e-20)
+        u = triton_uniform(triton_randint(int(g), ids))
+        if version == 1:
+            out[r] = -np.log(u.astype(np.float64) + 1e-20)
+        else:
+            out[r] = -np.log1p(-np.maximum(u, TRITON_RAND_MIN).astype(np.float64))
+    return out
+
+
+def flashinfer_width(vocab, version=2):
+    """Ids a curand_init in FlashInfer's sampling_from_logits: gcd(4, V) (fp32 logits); version 1: 4 for every V."""
+    return 4 if version == 1 else int(np.gcd(4, vocab))
+
+
+def flashinfer_noise(seed, offset, rows, vocab, version=2):
+    """E of FlashInfer's sampling_from_logits at (seed, offset), float32 [rows, vocab]: id n of row r draws lane
+    n mod W of curand_init(seed, r V + W floor(n / W), offset), W its width; version 2 forms that subsequence in
+    32 bits as the library does. Its Gumbel is -log(E) up to a constant, E = -log(u (1 - 2^-23))."""
+    w = flashinfer_width(vocab, version)
+    n = np.arange(vocab, dtype=np.uint64)
+    out = np.empty((rows, vocab), np.float32)
+    for r in range(rows):
+        sub = np.uint64(r) * np.uint64(vocab) + np.uint64(w) * (n // np.uint64(w))
+        if version != 1:
+            sub &= LO
+        words = np.stack(curand_words(seed, sub, offset, 0))
+        u = curand_uniform(words[(n % np.uint64(w)).astype(np.int64), np.arange(vocab)]).astype(np.float64)
+        out[r] = -np.log(u * (1 - 2.0**-23))
     return out
 
 
@@ -139,9 +168,11 @@ def triton_randint64(seed, offset):
     return philox4x32(o & LO, o >> np.uint64(32), 0, 0, s & LO, s >> np.uint64(32))[0]
 
 
-# The streams raceoracle replays (race/noise_streams.h, kStreams); the numpy replay below covers the
-# torch, aiter and Triton ones.
-STREAMS = ("raceoracle-philox", "torch-cuda-exponential", "aiter-hiprand", "flashinfer-curand", "vllm-triton-gumbel")
+# The streams raceoracle replays and each one's newest version (race/noise_streams.h, kStreams; a test keeps
+# them equal); the numpy replay below covers all but raceoracle-philox.
+LATEST = {"raceoracle-philox": 1, "torch-cuda-exponential": 1, "aiter-hiprand": 1, "flashinfer-curand": 2,
+          "vllm-triton-gumbel": 2}
+STREAMS = tuple(LATEST)
 
 
 class Draws:
@@ -159,6 +190,7 @@ class Draws:
 
     def __init__(self, fields, seeds, offsets, vocab):
         self.stream = fields.get("noise_stream")
+        self.version = int(fields.get("stream_version", LATEST.get(self.stream, 1)))
         self.per_row = fields.get("stream_layout", "tensor") == "rows"
         self.dtype = fields.get("stream_dtype", "f32")
         self.sm_count = int(fields.get("stream_sm_count", 132))
@@ -172,7 +204,7 @@ class Draws:
 
     def fields(self):
         """The stream as contract_fields' keywords (what a dump of these draws declares)."""
-        f = dict(noise_stream=self.stream, stream_dtype=self.dtype)
+        f = dict(noise_stream=self.stream, stream_dtype=self.dtype, stream_version=self.version)
         if self.stream == "torch-cuda-exponential":
             f.update(stream_layout="rows" if self.per_row else "tensor", stream_sm_count=self.sm_count,
                      stream_threads_per_sm=self.threads_per_sm)
@@ -197,7 +229,9 @@ class Draws:
                 e = np.stack([torch_exponential(int(s), int(o), 1, self.vocab)[0] for s, o in zip(self.seeds, self.offsets)])
             return _round_bf16(e) if self.dtype == "bf16" else e
         if self.stream == "vllm-triton-gumbel":
-            return triton_gumbel_noise(self.seeds, self.offsets, self.vocab)
+            return triton_gumbel_noise(self.seeds, self.offsets, self.vocab, self.version)
+        if self.stream == "flashinfer-curand":
+            return flashinfer_noise(int(self.seeds[0]), int(self.offsets[0]), rows, self.vocab, self.version)
         if self.stream == "aiter-hiprand":
             return aiter_exponential(int(self.seeds[0]), int(self.offsets[0]), rows, self.vocab)
         raise NotImplementedError("no numpy replay of %r yet: draw it with the library itself" % (self.stream,))

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "protocol/safetensors.h"
 #include "race/bf16.h"
@@ -128,7 +130,7 @@ TEST(NoiseStreams, TritonPhiloxAsModelRunnerV2KeysIt) {
   const auto& ut = f.require("uniform");
   const auto uni = raw<float>(ut), gum = raw<float>(f.require("gumbel"));
   const std::int64_t rows = ut.shape[0], V = ut.shape[1];
-  const NoiseStream s{StreamKind::vllm_triton};
+  const NoiseStream s{StreamKind::vllm_triton, 1};  // the draw as Model Runner V2 wrote it until 2026
   const NoiseBound b = noise_bound(s);
   double worst = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -147,8 +149,85 @@ TEST(NoiseStreams, TritonPhiloxAsModelRunnerV2KeysIt) {
   EXPECT_LE(worst, 1.0);
 }
 
+/// How one version's replay reads the tokens FlashInfer's kernel chose on zero logits.
+struct TokenReading {
+  int rows = 0, argmin = 0, ambiguous = 0;  ///< the replay's argmin E is the token / within the transform's bound of it
+};
+TokenReading read_flashinfer_tokens(const protocol::Safetensors& f, const std::string& name, int version) {
+  const NoiseStream s{StreamKind::flashinfer_curand, version};
+  const NoiseBound b = noise_bound(s);
+  const auto tokens = raw<std::int32_t>(f.require(name + ".token"));
+  const auto V = std::int64_t(meta(f, name + ".vocab")), rows = std::int64_t(meta(f, name + ".rows"));
+  const auto first = std::int64_t(meta(f, name + ".first"));
+  TokenReading out;
+  std::vector<float> e(static_cast<std::size_t>(V));
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    stream_noise_row(s, StreamPoint{meta(f, name + ".seed"), meta(f, name + ".offset"), rows, V, first + std::int64_t(k)}, e.data());
+    const auto best = std::size_t(std::min_element(e.begin(), e.end()) - e.begin());
+    const float at_token = e[std::size_t(tokens[k])];
+    ++out.rows;
+    if (best == std::size_t(tokens[k])) ++out.argmin;
+    // Its fast log may order two draws within the bound of each other either way.
+    else if (bound_ratio(b, e[best], at_token) <= 2.0) ++out.ambiguous;
+  }
+  return out;
+}
+
+TEST(NoiseStreams, FlashInferLayoutIsTheLibrarysAtEveryResidueClass) {
+  // FlashInfer 0.6.18's own SamplingFromLogits on zero fp32 logits (draw_stream_versions.py, an H100): each
+  // token is the argmax of its Gumbel noise, the argmin of E. Version 2 (gcd(4, V) ids a curand_init, a 32-bit
+  // row x V subsequence) reads every token; version 1 (4 ids a curand_init, 64 bits) only where V % 4 == 0 and
+  // the subsequence stays below 2^32 (and at V <= 2, where both layouts coincide).
+  const auto f = fixture("flashinfer_tokens.safetensors");
+  std::string cases = f.metadata.at("cases");
+  for (std::size_t at = 0; at <= cases.size();) {
+    const std::size_t end = std::min(cases.find(',', at), cases.size());
+    const std::string name = cases.substr(at, end - at);
+    at = end + 1;
+    const auto V = meta(f, name + ".vocab");
+    const TokenReading now = read_flashinfer_tokens(f, name, 2), old = read_flashinfer_tokens(f, name, 1);
+    std::printf("[flashinfer %s] V = %llu: version 2 reads %d of %d tokens (%d ambiguous), version 1 %d\n", name.c_str(),
+                static_cast<unsigned long long>(V), now.argmin, now.rows, now.ambiguous, old.argmin);
+    EXPECT_EQ(now.argmin + now.ambiguous, now.rows) << name;
+    EXPECT_GE(now.argmin, now.rows - now.rows / 50) << name;
+    const bool old_layout_holds = (V % 4 == 0 || V <= 2) && name != "wrap";  // the same subsequences there
+    if (old_layout_holds) EXPECT_EQ(old.argmin + old.ambiguous, old.rows) << name;
+    else EXPECT_LT(old.argmin, old.rows * 3 / 4) << name << ": the width-4 layout reads FlashInfer's tokens";
+  }
+}
+
+TEST(NoiseStreams, VllmCurrentDrawIsTritons) {
+  // vLLM Model Runner V2 at 03f97cc, drawn by Triton on an H100: u = max(tl.rand, 4.6566127342e-10) exact,
+  // E = -log1p(-u) by libdevice in fp32 within version 2's bound; version 1's transform is another noise.
+  const auto f = fixture("triton_gumbel_v2.safetensors");
+  const auto seeds = f.require("seed").as_i64(), pos = f.require("position").as_i64();
+  const auto& ut = f.require("uniform");
+  const auto uni = raw<float>(ut), noise = raw<float>(f.require("noise"));
+  const std::int64_t rows = ut.shape[0], V = ut.shape[1];
+  const NoiseStream now{StreamKind::vllm_triton, 2}, old{StreamKind::vllm_triton, 1};
+  double worst = 0;
+  std::int64_t old_inside = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const StreamPoint p{std::uint64_t(seeds[r]), std::uint64_t(pos[r]), rows, V, r};
+    for (std::int64_t i = 0; i < V; ++i) {
+      const std::size_t k = std::size_t(r * V + i);
+      ASSERT_EQ(stream_uniform(now, stream_word(now, p, i)), uni[k]) << "row " << r << " id " << i;
+      worst = std::max(worst, bound_ratio(noise_bound(now), float(stream_noise(now, p, i)), noise[k]));
+      old_inside += bound_ratio(noise_bound(old), float(stream_noise(old, p, i)), noise[k]) <= 1.0;
+    }
+  }
+  std::printf("[tightness] vLLM's current E (libdevice log1pf) against version 2's bound: worst %.3f of it over %lld draws; "
+              "log1pf's largest error over every tl.rand uniform on the GPU: %s\n",
+              worst, static_cast<long long>(rows * V), f.metadata.at("log1p_max_rel").c_str());
+  EXPECT_LE(worst, 1.0);
+  EXPECT_GT(worst, 0.0);
+  EXPECT_LT(old_inside, rows * V / 100) << "version 1's transform agrees with vLLM's current draw";
+  EXPECT_LE(std::stod(f.metadata.at("log1p_max_rel")), (noise_bound(now).ulp - 0.5) * 0x1p-23);
+}
+
 TEST(NoiseStreams, TransformEdges) {
-  const NoiseStream torch{StreamKind::torch_exponential}, triton{StreamKind::vllm_triton}, fi{StreamKind::flashinfer_curand};
+  const NoiseStream torch{StreamKind::torch_exponential}, triton{StreamKind::vllm_triton, 1}, fi{StreamKind::flashinfer_curand};
+  const NoiseStream triton2{StreamKind::vllm_triton, 2};
   EXPECT_EQ(race::curand_uniform(0xFFFFFFFFu), 1.0f);
   EXPECT_EQ(race::curand_uniform(0), 0x1p-33f);
   EXPECT_EQ(stream_noise_of_uniform(torch, 1.0f), 0x1p-24);
@@ -159,6 +238,12 @@ TEST(NoiseStreams, TransformEdges) {
   EXPECT_LT(race::triton_uniform(0x7FFFFFFFu), 1.0f + 1e-6f);
   EXPECT_NEAR(stream_noise_of_uniform(triton, 0.0f), 46.0517, 1e-3);  // -log(1e-20): finite
   EXPECT_GT(stream_noise_of_uniform(fi, 1.0f), 0.0);                  // u (1 - 2^-23) < 1
+  // vLLM's current draw: u clamped to the smallest positive tl.rand; Triton's scale rounds to 2^-31 (1 - 2^-24)
+  // in fp32, so u < 1 and E is finite, at most -log1p(-(1 - 2^-24)) = 24 log 2.
+  EXPECT_EQ(stream_uniform(triton2, 0), race::kTritonRandMin);
+  EXPECT_EQ(stream_uniform(triton2, 0x7FFFFFFFu), 1.0f - 0x1p-24f);
+  EXPECT_NEAR(stream_noise_of_uniform(triton2, 1.0f - 0x1p-24f), 24 * std::log(2.0), 1e-12);
+  EXPECT_NEAR(stream_noise_of_uniform(triton2, race::kTritonRandMin), 4.6566e-10, 1e-14);  // -log1p(-u) ~ u
   EXPECT_EQ(race::rocrand_uniform(0xFFFFFFFFu), 1.0f);
   EXPECT_EQ(stream_named("torch-cuda-exponential"), StreamKind::torch_exponential);
   EXPECT_FALSE(stream_named("torch"));

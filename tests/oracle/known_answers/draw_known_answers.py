@@ -8,37 +8,19 @@ tensor and per-row generators, fp32 and bf16, two offsets), Triton's
 randint/rand as vLLM's Model Runner V2 keys them, and cuRAND's Philox words
 and uniforms. Needs torch with CUDA, Triton, nvcc.
 """
-import json
 import os
-import struct
 import subprocess
 import sys
 
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_out import write  # noqa: E402
+
 OUT = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 rng = np.random.default_rng(20261204)
-DT = {np.dtype("int64"): "I64", np.dtype("float32"): "F32", np.dtype("uint32"): "U32",
-      np.dtype("uint64"): "U64", np.dtype("uint16"): "BF16", np.dtype("int32"): "I32"}
-
-
-def write(path, tensors, meta):
-    header, blobs, off = {}, [], 0
-    for name, a in tensors.items():
-        a = np.ascontiguousarray(a)
-        header[name] = {"dtype": DT[a.dtype], "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
-        blobs.append(a.tobytes())
-        off += a.nbytes
-    header["__metadata__"] = {k: str(v) for k, v in meta.items()}
-    h = json.dumps(header).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
-    print(f"wrote {path}: {os.path.getsize(path)} bytes", flush=True)
-
-
 props = torch.cuda.get_device_properties(0)
 meta = {"torch": torch.__version__, "device": props.name, "sm_count": props.multi_processor_count,
         "max_threads_per_sm": props.max_threads_per_multi_processor}
