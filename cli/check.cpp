@@ -23,6 +23,7 @@
 #include "mutants/report.h"
 #include "oracle/noise_streams.h"
 #include "properties/suite.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -178,7 +179,7 @@ int check(const CheckOptions& o) {
         if (!p.applies_to(*k)) {
           if (sampler) {
             std::printf("%-24s %-14s %-9s (%s)\n", p.name.c_str(), k->name().c_str(), "n/a", properties::needs_note(p.needs));
-            report["not_applicable"].push_back({{"property", p.name}, {"kernel", k->name()}, {"why", properties::needs_note(p.needs)}});
+            report["not_applicable"].push_back({{io::kLawKey, p.name}, {"kernel", k->name()}, {"why", properties::needs_note(p.needs)}});
           }
           continue;
         }
@@ -216,7 +217,7 @@ int check(const CheckOptions& o) {
         }
       if (!r.uncovered.empty()) std::printf("  input classes never met: %s\n", fmt::format("{}", fmt::join(r.uncovered, ", ")).c_str());
       std::fflush(stdout);
-      report["properties"].push_back({{"unit", u}, {"property", p.name}, {"kernel", k->name()}, {"chunk", c.index},
+      report["properties"].push_back({{"unit", u}, {io::kLawKey, p.name}, {"kernel", k->name()}, {"chunk", c.index},
                                       {"chunks", c.of}, {"seed", c.seed}, {"result", ok ? "pass" : "fail"},
                                       {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases},
                                       {"seconds", r.seconds}, {"required", r.required}, {"uncovered", r.uncovered},

@@ -11,6 +11,7 @@
 #include "io/html.h"
 #include "io/table.h"
 #include "race/definition.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -87,7 +88,7 @@ std::string laws_section(const json& r) {
   if (!failures.empty()) out += "<h2>Failures</h2>\n" + failures;
   std::vector<std::vector<HtmlCell>> na;
   for (const json& n : r.value("not_applicable", json::array()))
-    na.push_back({{text(n, "property"), "", ""}, {text(n, "kernel"), "", ""}, {"n/a: " + text(n, "why"), "skip", ""}});
+    na.push_back({{io::law_of(n), "", ""}, {text(n, "kernel"), "", ""}, {"n/a: " + text(n, "why"), "skip", ""}});
   if (!na.empty()) out += "<h2>Laws the sampler cannot serve</h2>\n" + io::html_table({"law", "subject", "why"}, na);
   if (r.contains("error")) out += "<h2>Run error</h2>\n" + io::html_element("pre", text(r, "error"), "fail");
   return out;
@@ -98,12 +99,12 @@ std::string mutants_section(const json& r, const std::vector<std::string>& expec
   std::vector<std::string> laws;
   for (const json& m : r["mutants"])
     for (const json& p : m.value("pairs", json::array()))
-      if (std::find(laws.begin(), laws.end(), text(p, "property")) == laws.end()) laws.push_back(text(p, "property"));
+      if (std::find(laws.begin(), laws.end(), io::law_of(p)) == laws.end()) laws.push_back(io::law_of(p));
   std::vector<std::vector<HtmlCell>> rows;
   std::string survivors;
   for (const json& m : r["mutants"]) {
     std::map<std::string, std::string> outcomes;
-    for (const json& p : m.value("pairs", json::array())) outcomes[text(p, "property")] = outcome(p);
+    for (const json& p : m.value("pairs", json::array())) outcomes[io::law_of(p)] = outcome(p);
     const std::vector<std::string> killed_by = killers(m), missing = report_json::missing_killers(killed_by, expect);
     std::string verdict = "killed";
     if (killed_by.empty()) verdict = "SURVIVED";
@@ -121,7 +122,7 @@ std::string mutants_section(const json& r, const std::vector<std::string>& expec
     if (!bad) continue;
     survivors += io::html_element("h3", text(m, "mutant") + ": " + verdict);
     for (const json& p : m.value("pairs", json::array())) {
-      std::string line = text(p, "property") + ": " + outcome(p);
+      std::string line = io::law_of(p) + ": " + outcome(p);
       if (!text(p, "detail").empty()) line += " (" + text(p, "detail") + ")";
       survivors += io::html_element("p", line);
     }

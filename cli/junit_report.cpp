@@ -7,6 +7,7 @@
 
 #include "cli/report_json.h"
 #include "io/junit.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -50,7 +51,7 @@ io::JunitSuite laws_suite(const std::string& command, const json& r) {
     s.cases.push_back(std::move(c));
   }
   for (const json& n : r.value("not_applicable", json::array()))
-    s.cases.push_back({text(n, "kernel"), text(n, "property"), 0, std::nullopt,
+    s.cases.push_back({text(n, "kernel"), io::law_of(n), 0, std::nullopt,
                        io::JunitOutcome{"n/a: " + text(n, "why"), ""}});
   if (r.contains("error"))
     s.cases.push_back({"run", "start", 0, io::JunitOutcome{text(r, "error"), ""}, std::nullopt});
@@ -64,7 +65,7 @@ io::JunitSuite mutants_suite(const std::string& command, const json& r, const st
     const std::vector<std::string> killed_by = killers(m), missing = report_json::missing_killers(killed_by, expect);
     std::vector<std::string> outcomes;
     for (const json& p : m.value("pairs", json::array())) {
-      std::string line = fmt::format("{}: {}", text(p, "property"), outcome(p));
+      std::string line = fmt::format("{}: {}", io::law_of(p), outcome(p));
       if (!text(p, "detail").empty()) line += " (" + text(p, "detail") + ")";
       outcomes.push_back(line);
       if (!text(p, "counterexample").empty()) outcomes.push_back("  " + text(p, "counterexample"));

@@ -7,10 +7,35 @@
 #include "properties/data_dir.h"
 #include "properties/suite.h"
 #include "properties/verify_laws.h"
+#include "protocol/contract_schema.h"
+#include "race/noise_streams.h"
 
 namespace raceoracle::cli {
 
 namespace {
+
+/// The contract's schema (protocol/contract_schema.h), the words of its stream names and versions included:
+/// what the Python package's words are (python/raceoracle/_schema.json).
+nlohmann::json schema_json() {
+  using nlohmann::json;
+  constexpr const char* kKinds[] = {"word", "number", "count", "stream_name"};
+  constexpr const char* kGroups[] = {"contract", "stream", "hello"};
+  json fields = json::array();
+  for (const protocol::SchemaField& f : protocol::kSchema) {
+    json words = json::array();
+    for (const char* w : f.words) words.push_back(w);
+    if (f.kind == protocol::FieldKind::stream_name)
+      for (const race::StreamInfo& s : race::kStreams) words.push_back(s.name);
+    fields.push_back({{"name", f.name}, {"kind", kKinds[int(f.kind)]}, {"group", kGroups[int(f.group)]}, {"words", words},
+                      {"doc", f.doc}});
+  }
+  json versions = json::object();
+  for (const race::StreamVersion& v : race::kStreamVersions)
+    versions[race::to_string(v.kind)].push_back({{"version", v.version}, {"describes", v.describes}});
+  json latest = json::object();
+  for (const race::StreamInfo& s : race::kStreams) latest[s.name] = s.latest;
+  return {{"fields", fields}, {"stream_versions", versions}, {"latest_stream_versions", latest}};
+}
 
 int list_json() {
   using nlohmann::json;
@@ -23,6 +48,7 @@ int list_json() {
   for (const auto& k : kernels::verify_kernels()) out["verify_kernels"].push_back(std::string(k.name));
   for (const auto& m : properties::verify_mutants({})) out["verify_mutants"].push_back(m.name());
   for (const auto& p : properties::verify_laws()) out["verify_laws"].push_back({{"name", p.name}, {"statement", p.statement}});
+  out["schema"] = schema_json();
   std::printf("%s\n", out.dump(2).c_str());
   return 0;
 }

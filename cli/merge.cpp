@@ -10,6 +10,7 @@
 #include "cli/command_support.h"
 #include "cli/commands.h"
 #include "mutants/merge.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::cli {
 
@@ -34,7 +35,7 @@ int merge(const MergeOptions& o) {
   if (!o.matrix_md.empty()) write_file(o.matrix_md, mutants::kill_matrix_markdown(m.mutants));
   for (const auto& p : m.report.value("properties", nlohmann::json::array()))
     if (p["result"] != "pass")
-      std::printf("%s on %s: %s\n  %s\n  replay: %s\n", p["property"].get<std::string>().c_str(),
+      std::printf("%s on %s: %s\n  %s\n  replay: %s\n", io::law_of(p).c_str(),
                   p["kernel"].get<std::string>().c_str(), p["verdict"].get<std::string>().c_str(),
                   p["counterexample"].get<std::string>().c_str(), p["replay"].get<std::string>().c_str());
   if (!m.mutants.empty()) std::printf("%s", mutants::table(m.mutants).c_str());

@@ -1,4 +1,5 @@
 #include "cli/report_json.h"
+#include "io/report_keys.h"
 
 #include <fmt/format.h>
 
@@ -21,7 +22,7 @@ std::vector<std::string> texts(const json& j, const char* key) {
 }
 
 std::string law_unit(const json& p) {
-  std::string name = text(p, "property");
+  std::string name = io::law_of(p);
   if (p.value("chunks", 1) > 1) name += fmt::format(" [{}/{}]", p.value("chunk", 0) + 1, p.value("chunks", 1));
   return name;
 }

@@ -13,6 +13,7 @@
 #include "cli/command_support.h"
 #include "kernels/device_memory.h"
 #include "properties/verify_laws.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::cli {
 namespace {
@@ -28,7 +29,7 @@ std::string replay_line(const std::string& command, const properties::VerifyLaw&
 
 nlohmann::json law_json(const properties::VerifyLaw& law, const VerifySubject& s, const LawResult& r,
                         const std::string& replay) {
-  return {{"property", law.name},     {"kernel", s.name()},         {"result", r.ok() ? "pass" : "fail"},
+  return {{io::kLawKey, law.name},     {"kernel", s.name()},         {"result", r.ok() ? "pass" : "fail"},
           {"verdict", properties::to_string(r.verdict)}, {"cases", r.cases}, {"seconds", r.seconds},
           {"counterexample", r.counterexample}, {"case", r.case_json}, {"replay", r.ok() ? "" : replay},
           {"uncovered", nlohmann::json::array()}};
@@ -61,7 +62,7 @@ nlohmann::json mutant_json(const properties::VerifyMutantRun& m) {
   nlohmann::json pairs = nlohmann::json::array();
   double seconds = 0;
   for (const auto& [law, r] : m.results) {
-    pairs.push_back({{"property", law->name}, {"outcome", r.ok() ? "survived" : "killed"}, {"cases", r.cases},
+    pairs.push_back({{io::kLawKey, law->name}, {"outcome", r.ok() ? "survived" : "killed"}, {"cases", r.cases},
                      {"seconds", r.seconds}, {"counterexample", r.counterexample}});
     seconds += r.seconds;
   }

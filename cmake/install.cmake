@@ -21,7 +21,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/SPEC.md ${PROJECT_SOURCE_DIR}/docs/SAMP
         DESTINATION ${RACEORACLE_DATA}/docs)
 set(RACEORACLE_PYTHON_DIR lib/python3/dist-packages CACHE STRING "where the Python package is installed, under the prefix")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/raceoracle DESTINATION ${RACEORACLE_PYTHON_DIR}
-        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+        FILES_MATCHING PATTERN "*.py" PATTERN "_schema.json" PATTERN "__pycache__" EXCLUDE)
 
 install(TARGETS raceoracle_oracle raceoracle_race EXPORT raceoracleTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/race/definition.h ${PROJECT_SOURCE_DIR}/race/filters.h ${PROJECT_SOURCE_DIR}/race/noise.h

@@ -127,3 +127,16 @@ function(raceoracle_find_python var)
   endforeach()
   set(${var} "${found}" PARENT_SCOPE)
 endfunction()
+
+# raceoracle_add_pytest(NAME FILE LABEL): a pytest file over the source tree's Python package and this build's
+# binary (PYTHONPATH, RACEORACLE_BIN), run by a python3 that has numpy and pytest; skipped, with a message, without one.
+function(raceoracle_add_pytest name file label)
+  raceoracle_find_python(pytest_python numpy pytest)
+  if(NOT pytest_python)
+    message(STATUS "no python3 with numpy and pytest: ${name} is not registered (ci/install-deps.sh installs them)")
+    return()
+  endif()
+  add_test(NAME ${name} COMMAND ${pytest_python} -m pytest -q -p no:cacheprovider ${file})
+  set_tests_properties(${name} PROPERTIES LABELS "${label};${RACEORACLE_NO_SANITIZER}"
+                       ENVIRONMENT "PYTHONPATH=${PROJECT_SOURCE_DIR}/python;RACEORACLE_BIN=$<TARGET_FILE:raceoracle>")
+endfunction()

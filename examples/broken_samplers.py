@@ -108,11 +108,29 @@ def greedy_at_its_threshold(logits, noise, temperatures, eps, greedy_eps):
     return torch.where(temperatures <= _DECLARED_BELOW, torch.argmax(x, dim=-1), sampled)
 
 
+def greedy_sampled_in_large_batches(logits, noise, temperatures, eps, greedy_eps):
+    """Batches of more than 64 rows take another path, which samples greedy rows too (a path chosen by the batch
+    size, as vLLM's split top-p path for small batches): a row's token changes with its batchmates."""
+    x = _clean(logits)
+    sampled = torch.argmax(_keys(x, noise, temperatures, eps), dim=-1)
+    return sampled if x.shape[0] > 64 else torch.where(temperatures <= greedy_eps, torch.argmax(x, dim=-1), sampled)
+
+
+def float64_in_small_batches(logits, noise, temperatures, eps, greedy_eps):
+    """Declares batch_invariance = exact, but batches of up to 8 rows take a float64 softmax: within its
+    contract either way, yet not the same token bit for bit where a row is ambiguous."""
+    x = _clean(logits)
+    keys = _keys(x.double() if x.shape[0] <= 8 else x, noise.double() if x.shape[0] <= 8 else noise, temperatures, eps)
+    return torch.where(temperatures <= greedy_eps, torch.argmax(x, dim=-1), torch.argmax(keys, dim=-1))
+
+
 BROKEN = {f.__name__: f for f in (greedy_only_at_zero, no_temperature_clamp, no_eps, greedy_highest_id,
                                   noise_wrong_row, sentinel_clamped, greedy_divides_by_temperature, nan_propagates,
-                                  padded_vocab, greedy_at_its_threshold)}
+                                  padded_vocab, greedy_at_its_threshold, greedy_sampled_in_large_batches,
+                                  float64_in_small_batches)}
 # What a broken sampler declares beyond CONTRACT: the convention it claims to follow.
-DECLARED = {"greedy_at_its_threshold": dict(greedy_rule="below", greedy_below=_DECLARED_BELOW)}
+DECLARED = {"greedy_at_its_threshold": dict(greedy_rule="below", greedy_below=_DECLARED_BELOW),
+            "float64_in_small_batches": dict(batch_invariance="exact")}
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in BROKEN:

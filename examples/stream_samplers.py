@@ -2,7 +2,9 @@
 in numpy: CPU stand-ins for vLLM V1's `q.exponential_()` inside the sampler,
 drawn with raceoracle.streams' replay of torch's CUDA layout. One draws
 correctly; the others carry a defect the field has shipped (../shared FIELD_BUGS),
-and tests/examples/CMakeLists.txt names the laws that must kill each.
+and tests/examples/CMakeLists.txt names the laws that must kill each. The
+FlashInfer and vLLM pairs draw as one release does: each passes under the
+stream_version it declares and is killed under the other (docs/NOISE_STREAMS.md).
 
     raceoracle check   --sampler "python3 examples/stream_samplers.py torch-exponential"
     raceoracle mutants --sampler "python3 examples/stream_samplers.py other_seed" --expect-killed-by AgreesWithOracle
@@ -84,7 +86,48 @@ def aiter_sign_flipped_cap(logits, draws, temperatures, eps, greedy_eps):
                 greedy_eps)
 
 
+FLASHINFER = dict(noise_stream="flashinfer-curand")  # the newest version: FlashInfer 0.6.18
+FLASHINFER_V1 = dict(noise_stream="flashinfer-curand", stream_version=1)
+
+
+def _flashinfer(draws, version):
+    return streams.flashinfer_noise(int(draws.seeds[0]), int(draws.offsets[0]), len(draws), draws.vocab, version)
+
+
+def flashinfer_layout(logits, draws, temperatures, eps, greedy_eps):
+    """FlashInfer's sampling_from_logits layout: gcd(4, V) ids a curand_init, the subsequence in 32 bits."""
+    return race(logits, _flashinfer(draws, 2), temperatures, eps, greedy_eps)
+
+
+def flashinfer_width4(logits, draws, temperatures, eps, greedy_eps):
+    """4 ids a curand_init for every V (the layout raceoracle replayed before FlashInfer 0.6.18 was read again):
+    FlashInfer's draw only where V is a multiple of 4."""
+    return race(logits, _flashinfer(draws, 1), temperatures, eps, greedy_eps)
+
+
+VLLM = dict(noise_stream="vllm-triton-gumbel")  # the newest version: vLLM at 03f97cc
+VLLM_V1 = dict(noise_stream="vllm-triton-gumbel", stream_version=1)
+
+
+def _vllm(draws, version):
+    return streams.triton_gumbel_noise(draws.seeds, draws.offsets, draws.vocab, version)
+
+
+def vllm_mrv2_current(logits, draws, temperatures, eps, greedy_eps):
+    """vLLM Model Runner V2's current draw: E = -log1p(-max(tl.rand, 4.6566127342e-10)) in fp32."""
+    return race(logits, _vllm(draws, 2), temperatures, eps, greedy_eps)
+
+
+def vllm_mrv2_earlier(logits, draws, temperatures, eps, greedy_eps):
+    """vLLM Model Runner V2's earlier draw: E = -log(tl.rand + 1e-20) in float64."""
+    return race(logits, _vllm(draws, 1), temperatures, eps, greedy_eps)
+
+
 SAMPLERS = {
+    "flashinfer-layout": (flashinfer_layout, FLASHINFER), "flashinfer-width4-as-v1": (flashinfer_width4, FLASHINFER_V1),
+    "flashinfer_width4": (flashinfer_width4, FLASHINFER), "flashinfer_layout_as_v1": (flashinfer_layout, FLASHINFER_V1),
+    "vllm-mrv2-current": (vllm_mrv2_current, VLLM), "vllm-mrv2-earlier-as-v1": (vllm_mrv2_earlier, VLLM_V1),
+    "vllm_mrv2_earlier": (vllm_mrv2_earlier, VLLM), "vllm_mrv2_current_as_v1": (vllm_mrv2_current, VLLM_V1),
     "aiter-random-sample": (aiter_random_sample, AITER), "aiter_sign_flipped_cap": (aiter_sign_flipped_cap, AITER),
     "torch-exponential": (torch_exponential, TENSOR), "torch-exponential-rows": (torch_exponential_rows, ROWS),
     "other_seed": (other_seed, TENSOR), "offset_not_advanced": (offset_not_advanced, TENSOR),

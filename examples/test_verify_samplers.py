@@ -45,7 +45,7 @@ def test_vllm_rejection_sampler_passes_the_verify_laws():
     # Served from this process (step="verify"): the verify laws on raceoracle's random
     # batches of requests, shrunk on failure; every law holds.
     report = raceoracle.check(vs.rejection_sample, step="verify", tensors="torch", cases=40, **vs.SERVED)
-    assert report.passed and {p["property"] for p in report["properties"]} == {
+    assert report.passed and {p["law"] for p in report["properties"]} == {
         law["name"] for law in raceoracle.laws(verify=True)}
 
 

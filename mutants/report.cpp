@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "properties/data_dir.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::mutants {
 namespace {
@@ -55,7 +56,7 @@ nlohmann::json pairs_json(const std::vector<MutantReport>& r) {
   for (const auto& m : r) {
     nlohmann::json pairs = nlohmann::json::array();
     for (const PairOutcome& p : m.pairs)
-      pairs.push_back({{"property", p.law}, {"outcome", to_string(p.kind)}, {"counterexample", p.counterexample},
+      pairs.push_back({{io::kLawKey, p.law}, {"outcome", to_string(p.kind)}, {"counterexample", p.counterexample},
                        {"replay", p.replay}, {"case", p.case_json}, {"detail", p.detail}, {"seconds", p.seconds},
                        {"settings", p.settings}});
     out.push_back({{"mutant", m.mutant->name()}, {"status", m.status()}, {"killed_by", m.killers()},
@@ -74,7 +75,7 @@ std::vector<MutantReport> reports_from_json(const nlohmann::json& j) {
     r.mutant = &subject::subject_of(*k);
     r.seconds = m.at("seconds").get<double>();
     for (const auto& p : m.at("pairs"))
-      r.pairs.push_back({kind_from_string(p.at("outcome").get<std::string>()), p.at("property").get<std::string>(),
+      r.pairs.push_back({kind_from_string(p.at("outcome").get<std::string>()), io::law_of(p),
                          p.at("counterexample").get<std::string>(), p.at("replay").get<std::string>(),
                          p.at("case").get<std::string>(), p.at("detail").get<std::string>(), p.at("seconds").get<double>(),
                          p.value("settings", std::string())});

@@ -168,7 +168,41 @@ RowScale row_scale(const RowView& row, const RaceConstants& k) {
   return {double(scan_logits(row).max), double(race::clamp_temperature(row.temperature)), k.eps, row.vocab};
 }
 
+namespace {
+
+/// A sampler whose ties go to the highest id (race::TieRule::highest_id) is
+/// judged by the definition's rule on its row read backwards, id i as
+/// V - 1 - i: every tie the definition breaks toward the lowest id (equal
+/// maxima, equal keys, a filter boundary) then breaks toward the highest, and
+/// nothing else changes (the oracle's arithmetic does not depend on the ids'
+/// order). The verdict's ids are mapped back. A row with no tie to break
+/// (invalid, fully masked: id 0 still) is decided as it stands.
+Verdict decide_highest_id(const RowView& row, NumericsContract c, const RaceConstants& request) {
+  c.conventions.ties = race::TieRule::lowest_id;
+  const std::int64_t V = row.vocab;
+  std::vector<float> x(static_cast<std::size_t>(V)), e(row.noise ? static_cast<std::size_t>(V) : 0);
+  for (std::int64_t i = 0; i < V; ++i) {
+    x[std::size_t(V - 1 - i)] = float(row.logit(i));  // bf16 widens exactly
+    if (row.noise) e[std::size_t(V - 1 - i)] = row.noise[i];
+  }
+  RowView backwards = row;
+  backwards.logits = x.data();
+  backwards.dtype = Dtype::f32;
+  backwards.noise = row.noise ? e.data() : nullptr;
+  Verdict v = decide(backwards, c, request);
+  if (v.row_class == RowClass::invalid || v.row_class == RowClass::fully_masked) return decide(row, c, request);
+  const auto back = [V](std::int64_t i) { return i < 0 ? i : V - 1 - i; };
+  v.token = back(v.token);
+  v.runner_up = back(v.runner_up);
+  for (std::int64_t& a : v.ambiguous) a = back(a);
+  std::sort(v.ambiguous.begin(), v.ambiguous.end());
+  return v;
+}
+
+}  // namespace
+
 Verdict decide(const RowView& row, const NumericsContract& contract, const RaceConstants& request) {
+  if (contract.conventions.ties == race::TieRule::highest_id) return decide_highest_id(row, contract, request);
   if (row.filter && race::filtered(*row.filter, row.vocab)) return decide_filtered(row, contract, request);
   // The reference decides the rare rows (out of contract, fully masked,
   // forced, pre-scale past fp32's range, keys near its overflow); the common

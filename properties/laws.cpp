@@ -284,6 +284,52 @@ std::string rows_are_independent(const LawContext& c) {
   return {};
 }
 
+/// Batch sizes the law embeds each row in: both sides of every count a kernel or an engine may switch its
+/// path on (a vector of 8, a warp of 32, 64-row and 128-row launches, a 256-row grid; issue reports).
+inline constexpr std::int64_t kBatchmateSizes[] = {2, 7, 8, 9, 16, 33, 64, 65, 128, 257};
+
+std::string batchmate_invariance(const LawContext& c) {
+  const oracle::NumericsContract contract = c.subject.contract();
+  // Exact only where the row's noise goes with it: a stream that puts the row's index into the draw gives
+  // it other noise elsewhere (alone too), and its token is then judged within the contract on that noise.
+  const std::optional<race::NoiseStream> stream = c.subject.noise_stream();
+  const bool exact = contract.batch_invariance == race::BatchInvariance::exact && (!stream || race::keyed_by_request(*stream));
+  // Each row alone, with its verdict there.
+  std::vector<std::int32_t> alone;
+  std::vector<oracle::Verdict> va;
+  for (std::int64_t r = 0; r < c.batch.rows; ++r) {
+    const Batch one = c.batch.take_rows({r});
+    const Ran a = launch(c.subject, one, c.config);
+    if (!a.error.empty()) return a.error;
+    alone.push_back(a.run.tokens[0]);
+    va.push_back(one.decide(contract)[0]);
+  }
+  // The case's rows repeated to each size: every row meets the others as batchmates, first, last and in
+  // between; its noise (or its seed and offset) travels with it.
+  for (const std::int64_t n : kBatchmateSizes) {
+    std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+    for (std::int64_t k = 0; k < n; ++k) order[std::size_t(k)] = k % c.batch.rows;
+    const Batch big = c.batch.take_rows(order);
+    const Ran o = launch(c.subject, big, c.config);
+    if (!o.error.empty()) return o.error;
+    std::vector<oracle::Verdict> vb;  // the batch's verdicts, decided at its first moved token
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::size_t r = std::size_t(order[std::size_t(k)]);
+      const std::int32_t a = alone[r], t = o.run.tokens[std::size_t(k)];
+      if (t == a) continue;
+      const std::string where = fmt::format("row {} gave {} alone and {} as row {} of a batch of {}", r, a, t, k, n);
+      if (exact) return row_report(c.batch, std::int64_t(r), va[r], t, where + " (it declares batch_invariance = exact)");
+      if (!valid(va[r])) continue;
+      if (vb.empty()) vb = big.decide(contract);
+      if (oracle::is_failure(oracle::judge(va[r], a, c.batch.vocab)))
+        return row_report(c.batch.take_rows({std::int64_t(r)}), 0, va[r], a, where + ": not both explained (alone)");
+      if (oracle::is_failure(oracle::judge(vb[std::size_t(k)], t, c.batch.vocab)))
+        return row_report(big, k, vb[std::size_t(k)], t, where + ": not both explained (in the batch)");
+    }
+  }
+  return {};
+}
+
 std::string deterministic(const LawContext& c) {
   const Ran first = launch(c.subject, c.batch, c.config), again = launch(c.subject, c.batch, c.config);
   if (!first.error.empty()) return first.error;

@@ -27,6 +27,9 @@ std::string partials_are_finite(const LawContext& c);  ///< fused only
 std::string fused_matches_baseline(const LawContext& c);
 std::string deterministic(const LawContext& c);        ///< repeated launches, other tile sizes
 std::string rows_are_independent(const LawContext& c);  ///< a row's token, its filters with it, whatever the batch
+/// A row's token alone and among batchmates of every size in kBatchmateSizes: the same (exact), or another
+/// only where both are explained (within_contract), as the subject declares.
+std::string batchmate_invariance(const LawContext& c);
 std::string key_error_within_bound(const LawContext& c);  ///< fused only: stage-1 keys vs the certified bound
 std::string nan_isolation(const LawContext& c);        ///< a NaN logit acts like a masked id
 std::string sentinel_escapes_visibly(const LawContext& c);  ///< fused only: no result clamp

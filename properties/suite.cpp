@@ -18,6 +18,7 @@
 #include "io/files.h"
 #include "properties/data_dir.h"
 #include "properties/rapidcheck_run.h"
+#include "io/report_keys.h"
 
 namespace raceoracle::properties {
 namespace {
@@ -187,6 +188,23 @@ std::vector<Law> make_laws() {
        }(),
        .needs = Needs::filters,
        .case_divisor = 4},
+      {.name = "BatchmateInvariance",
+       .statement = "a row's token alone and among batchmates (batches of 2 to 257 rows, first, last and between) is "
+                    "the same (batch_invariance = exact), or another only where both are explained",
+       .check = batchmate_invariance,
+       .inputs = [&] {
+         std::vector<K> kinds = in_contract;  // poisoned batchmates too: a row's fault must not reach the others
+         kinds.push_back(K::nan_logits);
+         kinds.push_back(K::out_of_contract);
+         // Near ties weighted four times: where a path chosen by the batch may pick another id within the
+         // contract, which only an exact promise forbids.
+         kinds.insert(kinds.end(), 3, K::near_tie);
+         fixtures::gen::CaseOptions o = rows_of(kinds);
+         o.min_rows = o.max_rows = 5;
+         o.production_vocab = false;
+         return o;
+       }(),
+       .case_divisor = 10},
   };
 }
 
@@ -490,7 +508,9 @@ std::vector<CorpusEntry> load_corpus(const std::string& dir) {
   for (const auto& f : files) {
     try {
       const auto j = nlohmann::json::parse(io::read_file(f.string(), io::kSmallFileLimit));
-      out.push_back({j.at("property").get<std::string>(), j.value("note", ""), fixtures::case_from_json(j.at("case").dump())});
+      const std::string law = io::law_of(j);
+      if (law.empty()) throw std::runtime_error("it names no law");
+      out.push_back({law, j.value("note", ""), fixtures::case_from_json(j.at("case").dump())});
     } catch (const std::exception& e) {
       throw std::runtime_error("corpus file " + f.string() + ": " + e.what() + " (restore it with `git checkout -- " +
                                f.string() + "`, or remove it)");
@@ -505,7 +525,7 @@ std::string save_to_corpus(const std::string& dir, const std::string& property, 
   const std::size_t h = std::hash<std::string>{}(property + case_json);
   const fs::path path = fs::path(dir) / fmt::format("{}-{:016x}.json", property, h);
   nlohmann::json j;
-  j["property"] = property;
+  j[io::kLawKey] = property;
   j["note"] = note;
   j["case"] = nlohmann::json::parse(case_json);
   io::write_file(path.string(), j.dump(2) + "\n");

@@ -22,9 +22,6 @@ double parse_double(const std::string& key, const std::string& text) {
   }
 }
 
-constexpr const char* kKeyDtypes[] = {"f32", "bf16"};
-constexpr const char* kNormalise[] = {"none", "sum"};
-constexpr const char* kKeyDomains[] = {"ratio", "log"};  // race::KeyDomain's order
 
 double ulp_field(const Fields& f, const std::string& key, double fallback) {
   auto it = f.find(key);
@@ -50,9 +47,9 @@ Fields to_fields(const ContractOverrides& o) {
   if (o.div_ulp) f["div_ulp"] = fmt::format("{}", *o.div_ulp);
   if (o.stages) f["stages"] = std::to_string(*o.stages);
   if (o.rescales) f["rescales"] = std::to_string(*o.rescales);
-  if (o.normalises) f["normalise"] = kNormalise[*o.normalises];
-  if (o.key_domain) f["key_domain"] = kKeyDomains[int(*o.key_domain)];
-  if (o.key_bf16) f["key_dtype"] = kKeyDtypes[*o.key_bf16];
+  if (o.normalises) f["normalise"] = words::normalise[*o.normalises];
+  if (o.key_domain) f["key_domain"] = words::key_domain[int(*o.key_domain)];
+  if (o.key_bf16) f["key_dtype"] = words::dtype[*o.key_bf16];
   return f;
 }
 
@@ -89,29 +86,18 @@ oracle::NumericsContract default_sampler_contract() {
 
 namespace {
 
-/// A field that is one of `words` (its index), or `fallback` when absent.
-template <std::size_t N>
-int word_field(const Fields& f, const std::string& key, const char* const (&words)[N], int fallback) {
+/// A word field of the schema (contract_schema.h): the index of its word, or `fallback` when absent.
+int word_field(const Fields& f, const std::string& key, int fallback) {
+  const SchemaField* field = schema_field(key);
+  if (!field || field->kind != FieldKind::word) throw std::logic_error("word_field: '" + key + "' is no word field of the schema");
   auto it = f.find(key);
   if (it == f.end()) return fallback;
-  for (std::size_t i = 0; i < N; ++i)
-    if (it->second == words[i]) return int(i);
+  for (std::size_t i = 0; i < field->words.size(); ++i)
+    if (it->second == field->words[i]) return int(i);
   std::string allowed;
-  for (const char* w : words) allowed += (allowed.empty() ? "'" : ", '") + std::string(w) + "'";
+  for (const char* w : field->words) allowed += (allowed.empty() ? "'" : ", '") + std::string(w) + "'";
   throw std::invalid_argument(fmt::format("'{}' = '{}': must be one of {}", key, it->second, allowed));
 }
-// The conventions' words, in the order of their enums (race/definition.h).
-constexpr const char* kGreedyRules[] = {"definition", "zero", "below"};
-constexpr const char* kEpsRules[] = {"request", "none", "fixed"};
-constexpr const char* kNanLogits[] = {"masked", "out_of_contract"};
-// The arithmetic terms named by words: the definition's first.
-constexpr const char* kScaleOps[] = {"multiply", "divide"};
-constexpr const char* kKeyOps[] = {"divide", "reciprocal"};
-// The filters (race/filters.h): what the sampler applies, then its semantics, in their enums' order.
-constexpr const char* kFilters[] = {"none", "top_k,top_p,min_p"};
-constexpr const char* kTopKTies[] = {"keep_all", "exactly_k"};
-constexpr const char* kTopPMass[] = {"top_k_first", "joint"};
-constexpr const char* kFilterTies[] = {"lowest_id", "any"};
 
 /// A count field: a whole number in [0, kMaxCount], or `fallback` when absent.
 int count_field(const Fields& f, const std::string& key, int fallback) {
@@ -124,27 +110,27 @@ int count_field(const Fields& f, const std::string& key, int fallback) {
 }
 
 race::FilterSemantics parse_filters(const Fields& f, race::FilterSemantics s) {
-  s.applied = word_field(f, "filters", kFilters, s.applied) == 1;
+  s.applied = word_field(f, "filters", s.applied) == 1;
   if (!s.applied)
     for (const char* k : {"top_k_ties", "top_p_mass", "filter_ties", "filter_sum_depth"})
-      if (f.count(k)) throw std::invalid_argument(fmt::format("'{}' is given but 'filters' is not '{}'", k, kFilters[1]));
-  s.top_k_ties = race::TopKTies(word_field(f, "top_k_ties", kTopKTies, int(s.top_k_ties)));
-  s.top_p_mass = race::TopPMass(word_field(f, "top_p_mass", kTopPMass, int(s.top_p_mass)));
-  s.tie_order = race::TieOrder(word_field(f, "filter_ties", kFilterTies, int(s.tie_order)));
+      if (f.count(k)) throw std::invalid_argument(fmt::format("'{}' is given but 'filters' is not '{}'", k, words::filters[1]));
+  s.top_k_ties = race::TopKTies(word_field(f, "top_k_ties", int(s.top_k_ties)));
+  s.top_p_mass = race::TopPMass(word_field(f, "top_p_mass", int(s.top_p_mass)));
+  s.tie_order = race::TieOrder(word_field(f, "filter_ties", int(s.tie_order)));
   s.sum_depth = count_field(f, "filter_sum_depth", s.sum_depth);
   return s;
 }
 
 race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
   // A rule and its constant are given together (fields that state neither keep `c`'s).
-  c.greedy = race::GreedyRule(word_field(f, "greedy_rule", kGreedyRules, int(c.greedy)));
+  c.greedy = race::GreedyRule(word_field(f, "greedy_rule", int(c.greedy)));
   if (f.count("greedy_rule") && c.greedy == race::GreedyRule::below && !f.count("greedy_below"))
     throw std::invalid_argument("'greedy_rule' = 'below' needs 'greedy_below' (the c of T < c)");
   if (f.count("greedy_below")) {
     if (c.greedy != race::GreedyRule::below) throw std::invalid_argument("'greedy_below' is given but 'greedy_rule' is not 'below'");
     c.greedy_below = parse_float_field(f, "greedy_below", 0);
   }
-  c.eps = race::EpsRule(word_field(f, "eps_rule", kEpsRules, int(c.eps)));
+  c.eps = race::EpsRule(word_field(f, "eps_rule", int(c.eps)));
   if (f.count("eps_rule") && c.eps == race::EpsRule::fixed && !f.count("eps_fixed"))
     throw std::invalid_argument("'eps_rule' = 'fixed' needs 'eps_fixed' (the eps the sampler adds)");
   if (f.count("eps_fixed")) {
@@ -152,7 +138,8 @@ race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
     c.eps_fixed = parse_float_field(f, "eps_fixed", 0);
     if (c.eps_fixed < 0) throw std::invalid_argument(fmt::format("'eps_fixed' = '{}': must be >= 0", f.at("eps_fixed")));
   }
-  c.nan_is_masked = word_field(f, "nan_logits", kNanLogits, c.nan_is_masked ? 0 : 1) == 0;
+  c.nan_is_masked = word_field(f, "nan_logits", c.nan_is_masked ? 0 : 1) == 0;
+  c.ties = race::TieRule(word_field(f, "tie_rule", int(c.ties)));
   return c;
 }
 
@@ -162,21 +149,21 @@ void refuse_unknown_fields(const Fields& f, const std::vector<std::string>& othe
   for (const auto& entry : f) {
     const std::string& key = entry.first;  // a named variable: clang 14 cannot capture a structured binding
     if (std::find(other.begin(), other.end(), key) != other.end()) continue;
-    if (std::find_if(std::begin(kContractFieldNames), std::end(kContractFieldNames),
-                     [&](const char* n) { return key == n; }) != std::end(kContractFieldNames))
-      continue;
+    const SchemaField* field = schema_field(key);
+    if (field && field->group == FieldGroup::contract) continue;
     throw std::invalid_argument(fmt::format("'{}' is no field raceoracle reads (contract fields: {}; and {})", key,
-                                            fmt::join(kContractFieldNames, ", "), fmt::join(other, ", ")));
+                                            fmt::join(schema_names(FieldGroup::contract), ", "), fmt::join(other, ", ")));
   }
 }
 
 oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContract c) {
   c.conventions = parse_conventions(f, c.conventions);
   c.filters = parse_filters(f, c.filters);
-  c.scale_divides = word_field(f, "scale_op", kScaleOps, c.scale_divides) == 1;
-  c.key_reciprocal = word_field(f, "key_op", kKeyOps, c.key_reciprocal) == 1;
-  c.key_bf16 = word_field(f, "key_dtype", kKeyDtypes, c.key_bf16) == 1;
-  c.order = oracle::ScalingOrder(word_field(f, "scaling_order", race::kScalingOrderNames, int(c.order)));
+  c.batch_invariance = race::BatchInvariance(word_field(f, "batch_invariance", int(c.batch_invariance)));
+  c.scale_divides = word_field(f, "scale_op", c.scale_divides) == 1;
+  c.key_reciprocal = word_field(f, "key_op", c.key_reciprocal) == 1;
+  c.key_bf16 = word_field(f, "key_dtype", c.key_bf16) == 1;
+  c.order = oracle::ScalingOrder(word_field(f, "scaling_order", int(c.order)));
   c.exp_ulp = c.rescale_ulp = ulp_field(f, "exp_ulp", c.exp_ulp);
   c.div_ulp = ulp_field(f, "div_ulp", c.div_ulp);
   c.noise_ulp = ulp_field(f, "noise_ulp", c.noise_ulp);
@@ -190,8 +177,8 @@ oracle::NumericsContract parse_contract(const Fields& f, oracle::NumericsContrac
   }
   c.rescales = count_field(f, "rescales", c.rescales);
   c.online_ids = count_field(f, "online_ids", c.online_ids);
-  c.normalises = word_field(f, "normalise", kNormalise, c.normalises) == 1;
-  c.domain = race::KeyDomain(word_field(f, "key_domain", kKeyDomains, int(c.domain)));
+  c.normalises = word_field(f, "normalise", c.normalises) == 1;
+  c.domain = race::KeyDomain(word_field(f, "key_domain", int(c.domain)));
   // A log-domain race rescales nothing: the default fused rescale is dropped unless stated.
   if (f.count("key_domain") && c.domain == race::KeyDomain::log && !f.count("stages") && !f.count("rescales")) c.rescales = 0;
   if (c.domain == race::KeyDomain::log && (c.key_reciprocal || c.normalises || c.rescales > 0 || c.online_ids > 0))
@@ -217,27 +204,30 @@ Fields contract_fields(const oracle::NumericsContract& c) {
     f["rescales"] = std::to_string(c.rescales);
   }
   if (c.online_ids > 0) f["online_ids"] = std::to_string(c.online_ids);
-  if (c.normalises) f["normalise"] = kNormalise[1];
+  if (c.normalises) f["normalise"] = words::normalise[1];
   if (c.domain == race::KeyDomain::log) {
-    f["key_domain"] = kKeyDomains[1];
+    f["key_domain"] = words::key_domain[1];
     f["log_ulp"] = fmt::format("{}", c.log_ulp);
   }
   // The newer terms and the conventions where they differ from the
   // definition's (so that a sampler of the definition's has the fields it had).
-  if (c.scale_divides) f["scale_op"] = kScaleOps[1];
-  if (c.key_reciprocal) f["key_op"] = kKeyOps[1];
-  if (c.key_bf16) f["key_dtype"] = kKeyDtypes[1];
+  if (c.scale_divides) f["scale_op"] = words::scale_op[1];
+  if (c.key_reciprocal) f["key_op"] = words::key_op[1];
+  if (c.key_bf16) f["key_dtype"] = words::dtype[1];
   const race::Conventions& k = c.conventions;
-  if (k.greedy != race::GreedyRule::definition) f["greedy_rule"] = kGreedyRules[int(k.greedy)];
+  if (k.greedy != race::GreedyRule::definition) f["greedy_rule"] = words::greedy_rule[int(k.greedy)];
   if (k.greedy == race::GreedyRule::below) f["greedy_below"] = fmt::format("{}", k.greedy_below);
-  if (k.eps != race::EpsRule::request) f["eps_rule"] = kEpsRules[int(k.eps)];
+  if (k.eps != race::EpsRule::request) f["eps_rule"] = words::eps_rule[int(k.eps)];
   if (k.eps == race::EpsRule::fixed) f["eps_fixed"] = fmt::format("{}", k.eps_fixed);
-  if (!k.nan_is_masked) f["nan_logits"] = kNanLogits[1];
+  if (!k.nan_is_masked) f["nan_logits"] = words::nan_logits[1];
+  if (k.ties != race::TieRule::lowest_id) f["tie_rule"] = words::tie_rule[int(k.ties)];
+  if (c.batch_invariance != race::BatchInvariance::within_contract)
+    f["batch_invariance"] = words::batch_invariance[int(c.batch_invariance)];
   if (const race::FilterSemantics& s = c.filters; s.applied) {
-    f["filters"] = kFilters[1];
-    f["top_k_ties"] = kTopKTies[int(s.top_k_ties)];
-    f["top_p_mass"] = kTopPMass[int(s.top_p_mass)];
-    f["filter_ties"] = kFilterTies[int(s.tie_order)];
+    f["filters"] = words::filters[1];
+    f["top_k_ties"] = words::top_k_ties[int(s.top_k_ties)];
+    f["top_p_mass"] = words::top_p_mass[int(s.top_p_mass)];
+    f["filter_ties"] = words::filter_ties[int(s.tie_order)];
     if (s.sum_depth > 0) f["filter_sum_depth"] = std::to_string(s.sum_depth);
   }
   return f;
@@ -303,6 +293,10 @@ std::vector<Deviation> deviations(const race::Conventions& c) {
   if (!c.nan_is_masked)
     out.push_back({"NaN logits", "out of contract", "a NaN logit acts as a masked id",
                    "rows with a NaN logit are not judged; law NanIsolation does not apply"});
+  if (c.ties == race::TieRule::highest_id)
+    out.push_back({"ties", "to the highest id", "to the lowest id",
+                   "equal maxima of a greedy row, equal keys and equal values at a filter boundary go to the highest "
+                   "id; a fully masked row still gives id 0"});
   return out;
 }
 
@@ -323,20 +317,17 @@ std::string describe_contract(const oracle::NumericsContract& c) {
                               c.key_reciprocal ? ", key w * (1 / (E + eps))" : "", c.key_bf16 ? ", bf16 keys" : "");
   for (const Deviation& d : deviations(c.conventions)) s += fmt::format("; {} {}", d.term, d.declared);
   if (const race::FilterSemantics& f = c.filters; f.applied)
-    s += fmt::format("; filters: top-k {}, top-p {}, ties {}{}", kTopKTies[int(f.top_k_ties)], kTopPMass[int(f.top_p_mass)],
-                     kFilterTies[int(f.tie_order)], f.sum_depth > 0 ? fmt::format(", sums of depth {}", f.sum_depth) : "");
+    s += fmt::format("; filters: top-k {}, top-p {}, ties {}{}", words::top_k_ties[int(f.top_k_ties)], words::top_p_mass[int(f.top_p_mass)],
+                     words::filter_ties[int(f.tie_order)], f.sum_depth > 0 ? fmt::format(", sums of depth {}", f.sum_depth) : "");
+  if (c.batch_invariance == race::BatchInvariance::exact) s += "; batch-invariant (exact)";
   return s;
 }
 
-namespace {
-constexpr const char* kStreamLayouts[] = {"tensor", "rows"};
-constexpr const char* kStreamDtypes[] = {"f32", "bf16"};  // race::Dtype's order
-}  // namespace
 
 std::optional<race::NoiseStream> parse_stream(const Fields& f) {
   auto it = f.find("noise_stream");
   if (it == f.end()) {
-    for (const char* k : kStreamFieldNames)
+    for (const std::string& k : schema_names(FieldGroup::stream))
       if (f.count(k)) throw std::invalid_argument(fmt::format("'{}' is given but no 'noise_stream'", k));
     return std::nullopt;
   }
@@ -360,8 +351,8 @@ std::optional<race::NoiseStream> parse_stream(const Fields& f) {
   for (const char* k : {"stream_layout", "stream_sm_count", "stream_threads_per_sm"})
     if (!torch && f.count(k))
       throw std::invalid_argument(fmt::format("'{}' is given but only torch-cuda-exponential has a layout to choose", k));
-  s.per_row = word_field(f, "stream_layout", kStreamLayouts, 0) == 1;
-  s.dtype = race::Dtype(word_field(f, "stream_dtype", kStreamDtypes, 0));
+  s.per_row = word_field(f, "stream_layout", 0) == 1;
+  s.dtype = race::Dtype(word_field(f, "stream_dtype", 0));
   s.sm_count = count_field(f, "stream_sm_count", s.sm_count);
   s.threads_per_sm = count_field(f, "stream_threads_per_sm", s.threads_per_sm);
   if (s.sm_count < 1 || s.threads_per_sm < race::kTorchBlock)
@@ -372,10 +363,10 @@ std::optional<race::NoiseStream> parse_stream(const Fields& f) {
 
 Fields stream_fields(const race::NoiseStream& s) {
   Fields f{{"noise_stream", race::to_string(s.kind)},
-           {"stream_dtype", kStreamDtypes[int(s.dtype)]},
+           {"stream_dtype", words::dtype[int(s.dtype)]},
            {"stream_version", std::to_string(s.effective_version())}};
   if (s.kind == race::StreamKind::torch_exponential) {
-    f["stream_layout"] = kStreamLayouts[s.per_row ? 1 : 0];
+    f["stream_layout"] = words::stream_layout[s.per_row ? 1 : 0];
     f["stream_sm_count"] = std::to_string(s.sm_count);
     f["stream_threads_per_sm"] = std::to_string(s.threads_per_sm);
   }
@@ -410,11 +401,8 @@ oracle::RaceConstants parse_race_constants(const Fields& f) {
 }
 
 race::VerifyRules parse_verify_rules(const Fields& fields) {
-  const auto it = fields.find(kUniformCompareField);
-  if (it != fields.end() && it->second != "f64" && it->second != "f32")
-    throw std::invalid_argument("'uniform_compare' must be f64 or f32, got '" + it->second + "'");
   race::VerifyRules rules;
-  rules.uniform_f32 = it != fields.end() && it->second == "f32";
+  rules.uniform_f32 = word_field(fields, kUniformCompareField, 0) == 1;
   return rules;
 }
 

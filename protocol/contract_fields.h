@@ -1,5 +1,5 @@
 #pragma once
-/// A sampler's numerics contract as string fields, the one spelling shared by
+/// A sampler's numerics contract as string fields (their schema: contract_schema.h), the one spelling shared by
 /// `verify`'s file metadata, the protocol handshake and the command-line
 /// overrides: `scaling_order` (post|pre), `exp_ulp`, `div_ulp` (ulps, in
 /// [0, kMaxUlp]), `noise_ulp` (drawn noise only: the sampler's E against the
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "oracle/contract.h"
+#include "protocol/contract_schema.h"
 #include "race/noise_streams.h"
 #include "race/verify.h"
 
@@ -71,12 +72,6 @@ inline constexpr int kMaxCount = 1 << 20;
 /// (CUDA expf and __fdividef, HIP's OCML, glibc) and a fused rescale.
 oracle::NumericsContract default_sampler_contract();
 
-/// Every field parse_contract reads.
-inline constexpr const char* kContractFieldNames[] = {
-    "scaling_order", "exp_ulp",  "div_ulp",   "noise_ulp",   "stages",       "rescales",
-    "online_ids",    "normalise", "key_domain", "log_ulp",   "scale_op",     "key_op",
-    "key_dtype",     "greedy_rule", "greedy_below", "eps_rule", "eps_fixed", "nan_logits",
-    "filters",       "top_k_ties", "top_p_mass", "filter_ties", "filter_sum_depth"};
 /// Refuses (std::invalid_argument naming it and what is allowed) a key of
 /// `f` that is neither a contract field nor one of `other`: a misspelt term
 /// must not leave the sampler judged by a default it did not mean.
@@ -124,8 +119,6 @@ std::vector<std::string> describe_deviations(const race::Conventions& c);  ///< 
 /// an unknown one refused). No `noise_stream`: nullopt (noise
 /// tensors); a layout field without it is refused. Throws std::invalid_argument
 /// naming the field, the value and what is allowed.
-inline constexpr const char* kStreamFieldNames[] = {"noise_stream", "stream_layout", "stream_dtype", "stream_sm_count",
-                                                    "stream_threads_per_sm", "stream_version"};
 std::optional<race::NoiseStream> parse_stream(const Fields& fields);
 Fields stream_fields(const race::NoiseStream& s);
 /// The contract a sampler drawing from `s` is judged under: its noise terms

@@ -153,8 +153,9 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
   if (name.empty())  // also what a sampler that echoes its input (`cat`) sends back
     throw Breakdown(Breakdown::Kind::protocol, "the sampler's hello reply names no sampler ('name' is required)");
   try {
-    std::vector<std::string> other{"type", "protocol", "name", "randomness", "step", kUniformCompareField};
-    other.insert(other.end(), std::begin(kStreamFieldNames), std::end(kStreamFieldNames));
+    std::vector<std::string> other{"type", "protocol", "name"};
+    for (FieldGroup g : {FieldGroup::hello, FieldGroup::stream})
+      for (const std::string& n : schema_names(g)) other.push_back(n);
     refuse_unknown_fields(reply.metadata, other);
     oracle::NumericsContract c = apply(overrides, parse_contract(reply.metadata));
     require_tensor_noise_exact(c);  // its noise terms are its stream's, never declared

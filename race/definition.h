@@ -59,6 +59,10 @@ enum class GreedyRule : std::uint8_t { definition, zero, below };
 /// with a zero draw is out of the sampler's contract), or a constant of the
 /// sampler's own.
 enum class EpsRule : std::uint8_t { request, none, fixed };
+/// How exact ties are broken (equal raw maxima of a greedy row, equal keys of
+/// a sampling row, equal values at a filter boundary): the lowest id (SPEC
+/// §1), or the highest (a reduction that keeps its left operand only on `>`).
+enum class TieRule : std::uint8_t { lowest_id, highest_id };
 
 /// What a sampler does where the field departs from SPEC §1, declared so that
 /// it is judged by what it does and reported as a deviation, never silently
@@ -71,10 +75,11 @@ struct Conventions {
   /// true (the definition): a NaN logit acts as a masked id (law NanIsolation);
   /// false: a row with a NaN logit is out of the sampler's contract.
   bool nan_is_masked = true;
+  TieRule ties = TieRule::lowest_id;
   // Written out: device code includes this header as C++17 (no defaulted ==).
   constexpr bool operator==(const Conventions& o) const {
     return greedy == o.greedy && greedy_below == o.greedy_below && eps == o.eps && eps_fixed == o.eps_fixed &&
-           nan_is_masked == o.nan_is_masked;
+           nan_is_masked == o.nan_is_masked && ties == o.ties;
   }
   constexpr bool operator!=(const Conventions& o) const { return !(*this == o); }
 };
@@ -89,6 +94,13 @@ constexpr float race_eps(float request_eps, const Conventions& c) {
 }
 /// t = max(T, 1e-5f) on the host; a NaN T stays NaN (such a row is out of contract).
 constexpr float clamp_temperature(float T) { return T < kMinTemperature ? kMinTemperature : T; }
+
+/// What a subject promises about one row among batchmates (law
+/// BatchmateInvariance, SPEC §5): a different token than alone only where the
+/// row is ambiguous under its contract (the default: a kernel may choose its
+/// tiling by the row count), or the same token, bit for bit, whatever the
+/// batch (an engine's batch-invariant mode).
+enum class BatchInvariance : std::uint8_t { within_contract, exact };
 
 /// A kernel's numerics contract (SPEC §3): what the error model needs to know
 /// about how a kernel computes its fp32 keys. Every field is an input taken
@@ -140,6 +152,8 @@ struct NumericsContract {
   Conventions conventions;
   /// How its filters keep ids, where it filters (SPEC §9).
   FilterSemantics filters;
+  /// What it promises about a row among batchmates.
+  BatchInvariance batch_invariance = BatchInvariance::within_contract;
 };
 
 }  // namespace raceoracle::race

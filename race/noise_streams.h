@@ -97,6 +97,13 @@ struct NoiseStream {
   }
 };
 
+/// A row's noise depends only on its own request (its seed and offset), not on its place in the batch:
+/// torch with a generator per row, vLLM's stream keyed by (seed, position). The others put the row's
+/// index into the draw (raceoracle-philox's counter, the subsequence of one state per batch).
+constexpr bool keyed_by_request(const NoiseStream& s) {
+  return (s.kind == StreamKind::torch_exponential && s.per_row) || s.kind == StreamKind::vllm_triton;
+}
+
 /// An offset the stream's generator can hold: torch's generator (which also
 /// seeds aiter's and FlashInfer's kernels) advances 4 words at a time.
 constexpr std::uint64_t stream_offset(const NoiseStream& s, std::uint64_t offset) {

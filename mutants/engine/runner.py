@@ -93,7 +93,7 @@ def run_one(exe, m, seed, cases, timeout_s, data_dir, sanitizer=False, extra_env
         try:
             with open(report) as f:
                 r = json.load(f)
-            failed = [f'{x["property"]} on {x["kernel"]}' for x in r.get("properties", []) if x["result"] != "pass"]
+            failed = [f'{x["law"]} on {x["kernel"]}' for x in r.get("properties", []) if x["result"] != "pass"]
         except (OSError, ValueError):
             r = None
         if p.returncode == 0:

@@ -107,7 +107,7 @@ if mutant == "0":
 if mutant == "2" and seed == "3":
     sys.exit(0)
 with open(report, "w") as f:
-    json.dump({"properties": [{"property": "TokensInRange", "kernel": kernels[0], "result": "fail"}]}, f)
+    json.dump({"properties": [{"law": "TokensInRange", "kernel": kernels[0], "result": "fail"}]}, f)
 sys.exit(1)
 '''
 

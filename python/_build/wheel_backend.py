@@ -33,7 +33,7 @@ WHEEL = "Wheel-Version: 1.0\nGenerator: raceoracle wheel_backend\nRoot-Is-Pureli
 def _files():
     pkg = os.path.join(ROOT, NAME)
     for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
+        if name.endswith((".py", ".json")):
             with open(os.path.join(pkg, name), "rb") as f:
                 yield NAME + "/" + name, f.read()
 

@@ -33,7 +33,7 @@ def law_tests(fn, *, agreement=True, **check_args):
             return
         report = _run.check(fn, properties=[law], agreement=False, **check_args)
         for n in report.get("not_applicable", []):
-            if n["property"] == law:
+            if n["law"] == law:
                 pytest.skip("n/a: " + n["why"])
 
     test.__name__ = "test_" + getattr(fn, "__name__", "sampler")

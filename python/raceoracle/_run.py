@@ -163,16 +163,16 @@ def check(fn, *, cases=100, seed=None, properties=None, agreement=True, rows=Non
     lines = ["raceoracle check: %s (%d failures)" % (report.get("verdict"), report.get("failures", 0))]
     for p in report.get("properties", []):
         if p["result"] != "pass":
-            lines.append("%s: %s" % (p["property"], p["verdict"] if not p["uncovered"] else "UNCOVERED"))
+            lines.append("%s: %s" % (p["law"], p["verdict"] if not p["uncovered"] else "UNCOVERED"))
             if p["counterexample"]:
                 lines.append("  " + p["counterexample"])
             if p["uncovered"]:
                 lines.append("  input classes never met: " + ", ".join(p["uncovered"]))
             if contract.get("step") == "verify" and p["result"] != "pass":  # replayed by its seed and case count
                 lines.append("  replay: raceoracle.check(%s, step='verify', properties=[%r], seed=%s, cases=%s)"
-                             % (getattr(fn, "__name__", "fn"), p["property"], report.get("seed"), report.get("cases")))
+                             % (getattr(fn, "__name__", "fn"), p["law"], report.get("seed"), report.get("cases")))
             elif p.get("reproduce") or p.get("case"):
-                lines.append("  replay: " + _python_replay(fn, p["property"], p.get("reproduce"), p.get("case")))
+                lines.append("  replay: " + _python_replay(fn, p["law"], p.get("reproduce"), p.get("case")))
     for c in report.get("agreement", []):
         if c["unexplained"] or c["out_of_range"]:
             lines.append("agreement %s T=%s: %d unexplained, %d out of range of %d rows"

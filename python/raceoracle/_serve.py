@@ -1,5 +1,4 @@
 """The sampler side of the protocol: answer raceoracle's requests with fn."""
-import functools
 import inspect
 import os
 import sys
@@ -8,55 +7,22 @@ import traceback
 import numpy as np
 
 from . import _messages as m
+from . import _schema
 from . import streams as _streams
 
 
-_CONVENTION_WORDS = {
-    "greedy_rule": ("definition", "zero", "below"),
-    "eps_rule": ("request", "none", "fixed"),
-    "nan_logits": ("masked", "out_of_contract"),
-    "scale_op": ("multiply", "divide"),
-    "key_op": ("divide", "reciprocal"),
-    "key_dtype": ("f32", "bf16"),
-    "normalise": ("none", "sum"),
-    "key_domain": ("ratio", "log"),
-    "noise_stream": _streams.STREAMS,
-    "stream_layout": ("tensor", "rows"),
-    "stream_dtype": ("f32", "bf16"),
-    "filters": ("none", "top_k,top_p,min_p"),
-    "top_k_ties": ("keep_all", "exactly_k"),
-    "top_p_mass": ("top_k_first", "joint"),
-    "filter_ties": ("lowest_id", "any"),
-    "randomness": ("given", "own"),
-    "step": ("sample", "verify"),
-    "uniform_compare": ("f64", "f32"),
-}
+# Each word field's words, from the schema the binary exports (protocol/contract_schema.h).
+_CONVENTION_WORDS = _schema.WORDS
 
 
-def _known_keywords(f):
-    """f refusing an unknown keyword with the known ones listed (a typo in a
-    contract term would otherwise be a bare TypeError)."""
-    names = tuple(inspect.signature(f).parameters)
-
-    @functools.wraps(f)
-    def checked(*args, **kwargs):
-        unknown = sorted(set(kwargs) - set(names))
-        if unknown:
-            raise TypeError("unknown keyword%s %s: not a contract term; the terms are %s"
-                            % ("s" if len(unknown) > 1 else "", ", ".join(map(repr, unknown)), ", ".join(names)))
-        return f(*args, **kwargs)
-    return checked
+_FIELDS = {f["name"]: f for f in _schema.SCHEMA["fields"]}
 
 
-@_known_keywords
-def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None, scale_op=None, key_op=None,
-                    key_dtype=None, rescales=None, online_ids=None, normalise=None, key_domain=None, log_ulp=None,
-                    greedy_rule=None, greedy_below=None, eps_rule=None, eps_fixed=None, nan_logits=None,
-                    noise_stream=None, stream_layout=None, stream_dtype=None, stream_sm_count=None,
-                    stream_threads_per_sm=None, stream_version=None, filters=None, top_k_ties=None, top_p_mass=None, filter_ties=None,
-                    filter_sum_depth=None, randomness=None, step=None, uniform_compare=None):
+def contract_fields(**terms):
     """The contract terms and conventions a sampler declares, as protocol
-    fields. A term left None is not sent: raceoracle applies its own default
+    fields: the fields of the schema (_schema.py, protocol/contract_schema.h;
+    `raceoracle list --json` lists each with its words and a line of doc),
+    anything else refused with the terms listed. A term left None is not sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
     protocol/contract_fields.cpp), written there only.
 
@@ -94,40 +60,29 @@ def contract_fields(scaling_order=None, exp_ulp=None, div_ulp=None, stages=None,
     recovery_noise, bonus_noise, temperatures, draft_counts=None) -> ids
     [R, k + 1] (-1 after the emitted token; see serve); uniform_compare "f32"
     (the ratio compared with u rounded to fp32; default "f64", vLLM's)."""
+    unknown = sorted(set(terms) - set(_FIELDS))
+    if unknown:
+        raise TypeError("unknown keyword%s %s: not a contract term; the terms are %s"
+                        % ("s" if len(unknown) > 1 else "", ", ".join(map(repr, unknown)), ", ".join(_FIELDS)))
     fields = {}
-    if scaling_order is not None:
-        if scaling_order not in ("post", "pre"):
-            raise ValueError("scaling_order must be 'post' or 'pre', got %r" % (scaling_order,))
-        fields["scaling_order"] = scaling_order
-    for key, v in (("exp_ulp", exp_ulp), ("div_ulp", div_ulp), ("log_ulp", log_ulp)):
-        if v is not None:
-            if not (float(v) >= 0):
-                raise ValueError("%s must be >= 0, got %r" % (key, v))
-            fields[key] = repr(float(v))
-    if stages is not None:
-        if int(stages) not in (1, 2):
-            raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (stages,))
-        fields["stages"] = str(int(stages))
-    for key, v in (("rescales", rescales), ("online_ids", online_ids), ("stream_sm_count", stream_sm_count),
-                   ("stream_threads_per_sm", stream_threads_per_sm), ("filter_sum_depth", filter_sum_depth),
-                   ("stream_version", stream_version)):
-        if v is not None:
-            if int(v) != v or int(v) < 0:
-                raise ValueError("%s must be a whole number >= 0, got %r" % (key, v))
-            fields[key] = str(int(v))
-    for key, v in (("scale_op", scale_op), ("key_op", key_op), ("key_dtype", key_dtype), ("normalise", normalise),
-                   ("key_domain", key_domain), ("greedy_rule", greedy_rule), ("eps_rule", eps_rule),
-                   ("nan_logits", nan_logits), ("noise_stream", noise_stream), ("stream_layout", stream_layout),
-                   ("stream_dtype", stream_dtype), ("filters", filters), ("top_k_ties", top_k_ties),
-                   ("top_p_mass", top_p_mass), ("filter_ties", filter_ties), ("randomness", randomness),
-                   ("step", step), ("uniform_compare", uniform_compare)):
-        if v is not None:
+    for key, v in terms.items():
+        if v is None:
+            continue
+        kind = _FIELDS[key]["kind"]
+        if kind in ("word", "stream_name"):
             if v not in _CONVENTION_WORDS[key]:
                 raise ValueError("%s must be one of %s, got %r" % (key, ", ".join(_CONVENTION_WORDS[key]), v))
             fields[key] = v
-    for key, v in (("greedy_below", greedy_below), ("eps_fixed", eps_fixed)):
-        if v is not None:
-            fields[key] = repr(float(v))  # raceoracle refuses it unless its rule is the one that reads it
+        elif kind == "count":
+            if int(v) != v or int(v) < 0:
+                raise ValueError("%s must be a whole number >= 0, got %r" % (key, v))
+            if key == "stages" and int(v) not in (1, 2):
+                raise ValueError("stages must be 1 (unfused) or 2 (fused), got %r" % (v,))
+            fields[key] = str(int(v))
+        else:  # a number; greedy_below and eps_fixed: raceoracle refuses them unless their rule is the one that reads them
+            if key.endswith("_ulp") and not (float(v) >= 0):
+                raise ValueError("%s must be >= 0, got %r" % (key, v))
+            fields[key] = repr(float(v))
     return fields
 
 

@@ -13,6 +13,8 @@ which stays within the transform's error bound the oracle allows.
 """
 import numpy as np
 
+from . import _schema
+
 M0, M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 W0, W1 = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
 LO = np.uint64(0xFFFFFFFF)
@@ -145,15 +147,16 @@ def flashinfer_width(vocab, version=2):
     return 4 if version == 1 else int(np.gcd(4, vocab))
 
 
-def flashinfer_noise(seed, offset, rows, vocab, version=2):
-    """E of FlashInfer's sampling_from_logits at (seed, offset), float32 [rows, vocab]: id n of row r draws lane
+def flashinfer_noise(seed, offset, rows, vocab, version=2, first=0):
+    """E of FlashInfer's sampling_from_logits at (seed, offset), float32 [rows, vocab] for rows first .. first +
+    rows - 1 of the batch: id n of row r draws lane
     n mod W of curand_init(seed, r V + W floor(n / W), offset), W its width; version 2 forms that subsequence in
     32 bits as the library does. Its Gumbel is -log(E) up to a constant, E = -log(u (1 - 2^-23))."""
     w = flashinfer_width(vocab, version)
     n = np.arange(vocab, dtype=np.uint64)
     out = np.empty((rows, vocab), np.float32)
     for r in range(rows):
-        sub = np.uint64(r) * np.uint64(vocab) + np.uint64(w) * (n // np.uint64(w))
+        sub = np.uint64(first + r) * np.uint64(vocab) + np.uint64(w) * (n // np.uint64(w))
         if version != 1:
             sub &= LO
         words = np.stack(curand_words(seed, sub, offset, 0))
@@ -168,11 +171,10 @@ def triton_randint64(seed, offset):
     return philox4x32(o & LO, o >> np.uint64(32), 0, 0, s & LO, s >> np.uint64(32))[0]
 
 
-# The streams raceoracle replays and each one's newest version (race/noise_streams.h, kStreams; a test keeps
-# them equal); the numpy replay below covers all but raceoracle-philox.
-LATEST = {"raceoracle-philox": 1, "torch-cuda-exponential": 1, "aiter-hiprand": 1, "flashinfer-curand": 2,
-          "vllm-triton-gumbel": 2}
-STREAMS = tuple(LATEST)
+# The streams raceoracle replays, in its order, and each one's newest version: the binary's exported schema
+# (_schema.py; race/noise_streams.h, kStreams). The numpy replay below covers all but raceoracle-philox.
+STREAMS = _schema.WORDS["noise_stream"]
+LATEST = dict(_schema.LATEST_STREAM_VERSIONS)
 
 
 class Draws:

@@ -19,14 +19,14 @@ TEST(HtmlReport, ACheckPageShowsCoverageFailuresReplayLinesAndWhatDidNotApply) {
       {"backend", "cpu"}, {"seed", 7}, {"cases", 40}, {"verdict", "FAIL"},
       {"run", {{"version", "0.1.0"}, {"kernels", {"fused-post"}}}},
       {"properties",
-       {{{"property", "TokensInRange"}, {"kernel", "fused-post"}, {"result", "pass"}, {"verdict", "passed"},
+       {{{"law", "TokensInRange"}, {"kernel", "fused-post"}, {"result", "pass"}, {"verdict", "passed"},
          {"cases", 20}, {"seconds", 0.5}, {"required", {"a", "b", "c"}}, {"uncovered", json::array()}},
-        {{"property", "AgreesWithOracle"}, {"kernel", "fused-post"}, {"result", "fail"}, {"verdict", "failed"},
+        {{"law", "AgreesWithOracle"}, {"kernel", "fused-post"}, {"result", "fail"}, {"verdict", "failed"},
          {"cases", 3}, {"counterexample", "row 0: token <9>"},
          {"replay", "raceoracle replay --law AgreesWithOracle --kernel fused-post --reproduce X"}},
-        {{"property", "GreedyIsExact"}, {"kernel", "fused-post"}, {"result", "fail"}, {"verdict", "passed"},
+        {{"law", "GreedyIsExact"}, {"kernel", "fused-post"}, {"result", "fail"}, {"verdict", "passed"},
          {"cases", 20}, {"required", {"negative_t", "ties"}}, {"uncovered", {"negative_t"}}}}},
-      {"not_applicable", {{{"property", "PartialsAreFinite"}, {"kernel", "my-sampler"}, {"why", "no stage-1 partials"}}}},
+      {"not_applicable", {{{"law", "PartialsAreFinite"}, {"kernel", "my-sampler"}, {"why", "no stage-1 partials"}}}},
       {"agreement", {{{"kernel", "fused-post"}, {"mask", "tail"}, {"temperature", "1"}, {"rows", 64}, {"identical", 60},
                       {"explained", 2}, {"unexplained", 2}, {"out_of_range", 0}}}}};
   const std::string page = html_of_report("check", report);
@@ -46,9 +46,9 @@ TEST(HtmlReport, ACheckPageShowsCoverageFailuresReplayLinesAndWhatDidNotApply) {
 TEST(HtmlReport, TheKillMatrixFailsAMutantAsTheJunitReportDoes) {
   const json report = json::parse(R"({"mutants": [
     {"mutant": "fused-post~a", "killed_by": ["PartialsAreFinite"],
-     "pairs": [{"property": "PartialsAreFinite", "outcome": "killed"}, {"property": "TokensInRange", "outcome": "survived"}]},
+     "pairs": [{"law": "PartialsAreFinite", "outcome": "killed"}, {"law": "TokensInRange", "outcome": "survived"}]},
     {"mutant": "fused-post~b", "killed_by": [],
-     "pairs": [{"property": "TokensInRange", "outcome": "timed out", "detail": "limit 5 s"}]}]})");
+     "pairs": [{"law": "TokensInRange", "outcome": "timed out", "detail": "limit 5 s"}]}]})");
   std::string page = html_of_report("mutants", report);
   EXPECT_TRUE(has(page, "<span class=\"verdict fail\">FAIL</span>")) << page;
   EXPECT_TRUE(has(page, "<th>mutant</th><th>verdict</th><th>PartialsAreFinite</th><th>TokensInRange</th>")) << page;

@@ -17,14 +17,14 @@ TEST(JunitReport, ACheckReportHasACaseForEachLawChunkNotApplicableLawAndAgreemen
   const json report = {
       {"backend", "cpu"}, {"seed", 7}, {"cases", 40}, {"verdict", "FAIL"},
       {"properties",
-       {{{"property", "TokensInRange"}, {"kernel", "fused-post"}, {"chunk", 0}, {"chunks", 2}, {"result", "pass"},
+       {{{"law", "TokensInRange"}, {"kernel", "fused-post"}, {"chunk", 0}, {"chunks", 2}, {"result", "pass"},
          {"verdict", "passed"}, {"cases", 20}, {"seconds", 0.5}},
-        {{"property", "TokensInRange"}, {"kernel", "fused-post"}, {"chunk", 1}, {"chunks", 2}, {"result", "fail"},
+        {{"law", "TokensInRange"}, {"kernel", "fused-post"}, {"chunk", 1}, {"chunks", 2}, {"result", "fail"},
          {"verdict", "failed"}, {"cases", 3}, {"seconds", 0.25}, {"counterexample", "row 0: token 9 of V = 8"},
          {"replay", "raceoracle replay --law TokensInRange --kernel fused-post --reproduce X"}},
-        {{"property", "GreedyIsExact"}, {"kernel", "fused-post"}, {"result", "fail"}, {"verdict", "passed"},
+        {{"law", "GreedyIsExact"}, {"kernel", "fused-post"}, {"result", "fail"}, {"verdict", "passed"},
          {"cases", 20}, {"seconds", 1.0}, {"uncovered", {"negative_t"}}}}},
-      {"not_applicable", {{{"property", "PartialsAreFinite"}, {"kernel", "my-sampler"}, {"why", "no stage-1 partials"}}}},
+      {"not_applicable", {{{"law", "PartialsAreFinite"}, {"kernel", "my-sampler"}, {"why", "no stage-1 partials"}}}},
       {"agreement",
        {{{"kernel", "fused-post"}, {"mask", "none"}, {"temperature", "0.7"}, {"rows", 64}, {"unexplained", 0}, {"out_of_range", 0}},
         {{"kernel", "fused-post"}, {"mask", "tail"}, {"temperature", "1"}, {"rows", 64}, {"unexplained", 2}, {"out_of_range", 0}}}}};
@@ -44,11 +44,11 @@ TEST(JunitReport, ACheckReportHasACaseForEachLawChunkNotApplicableLawAndAgreemen
 TEST(JunitReport, AMutantFailsWhenNoLawKillsItOrAnExpectedKillerDoesNot) {
   const json report = json::parse(R"({"mutants": [
     {"mutant": "fused-post~a", "status": "Killed", "killed_by": ["PartialsAreFinite"], "seconds": 3.0,
-     "pairs": [{"property": "PartialsAreFinite", "outcome": "killed", "counterexample": "row 1",
+     "pairs": [{"law": "PartialsAreFinite", "outcome": "killed", "counterexample": "row 1",
                 "replay": "raceoracle replay --law PartialsAreFinite", "detail": "", "seconds": 1.0},
-               {"property": "TokensInRange", "outcome": "survived", "seconds": 2.0}]},
+               {"law": "TokensInRange", "outcome": "survived", "seconds": 2.0}]},
     {"mutant": "fused-post~b", "status": "Timeout", "killed_by": [], "seconds": 9.0,
-     "pairs": [{"property": "TokensInRange", "outcome": "timed out", "detail": "limit 5 s"}]}]})");
+     "pairs": [{"law": "TokensInRange", "outcome": "timed out", "detail": "limit 5 s"}]}]})");
   std::string xml = junit_of_report("mutants", report);
   EXPECT_TRUE(has(xml, "tests=\"2\" failures=\"1\"")) << xml;
   EXPECT_TRUE(has(xml, "<testcase classname=\"mutant gate\" name=\"fused-post~a\" time=\"3.000\"/>"));
@@ -59,7 +59,7 @@ TEST(JunitReport, AMutantFailsWhenNoLawKillsItOrAnExpectedKillerDoesNot) {
   // The verify kernels' gate writes the same schema (cli/verify_kernels.cpp).
   const json verify = json::parse(R"({"mutants": [
     {"mutant": "verify-fused~accept_strict", "status": "Killed", "killed_by": ["VerifyAgreesWithOracle"], "seconds": 0.5,
-     "pairs": [{"property": "VerifyAgreesWithOracle", "outcome": "killed", "seconds": 0.5}]}]})");
+     "pairs": [{"law": "VerifyAgreesWithOracle", "outcome": "killed", "seconds": 0.5}]}]})");
   xml = junit_of_report("mutants", verify);
   EXPECT_TRUE(has(xml, "tests=\"1\" failures=\"0\"")) << xml;
   EXPECT_TRUE(has(xml, "name=\"verify-fused~accept_strict\" time=\"0.500\"/>"));

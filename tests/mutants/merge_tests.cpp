@@ -26,7 +26,7 @@ class MergeShards : public ::testing::Test {
   static json shard(int index, std::vector<int> units) {
     json props = json::array();
     for (int u : units)
-      props.push_back({{"unit", u}, {"property", "P" + std::to_string(u)}, {"kernel", "fused-post"},
+      props.push_back({{"unit", u}, {"law", "P" + std::to_string(u)}, {"kernel", "fused-post"},
                        {"result", u == 2 ? "fail" : "pass"}});
     return {{"shard", {{"index", index}, {"count", 2}}}, {"units", 3}, {"seed", 7}, {"cases", 10},
             {"cases_per_unit", 100}, {"backend", "cpu"}, {"run", {{"kernels", {"fused-post"}}}},

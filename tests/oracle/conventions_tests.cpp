@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "oracle/oracle.h"
@@ -71,6 +72,32 @@ TEST(Conventions, WithoutEpsAZeroDrawIsOutOfContract) {
   EXPECT_EQ(v.reason_id, 2);
   EXPECT_EQ(run({0.0f, 5.0f, 0.0f}, {1.0f, 1.0f, 0.0f}, 1.0f, {}).token, 2) << "the definition: E + eps";
   EXPECT_EQ(run({0.0f, 5.0f, 0.0f}, {1.0f, 1.0f, 0.0f}, 0.0f, with(none)).token, 1) << "a greedy row reads no noise";
+}
+
+TEST(Conventions, TiesToTheHighestId) {
+  const NumericsContract high = with({.ties = race::TieRule::highest_id});
+  // A greedy row with its maximum at ids 1 and 3: the definition gives 1, the rule 3; the runner-up maps back too.
+  const std::vector<float> x{0.0f, 2.0f, 1.5f, 2.0f, -1.0f}, e(5, 1.0f);
+  EXPECT_EQ(run(x, e, 0.0f, {}).token, 1);
+  const Verdict g = run(x, e, 0.0f, high);
+  EXPECT_EQ(g.row_class, RowClass::greedy);
+  EXPECT_EQ(g.token, 3);
+  EXPECT_EQ(g.runner_up, 1);
+  EXPECT_EQ(g.ambiguous, std::vector<std::int64_t>{3});
+  // A sampling row with an exact tie at the max (equal logits, equal noise): only 3 may win, not 1.
+  const Verdict s = run(x, e, 1.0f, high);
+  EXPECT_EQ(s.row_class, RowClass::sampling);
+  EXPECT_EQ(s.token, 3);
+  EXPECT_EQ(s.ambiguous, std::vector<std::int64_t>{3});
+  EXPECT_EQ(run(x, e, 1.0f, {}).ambiguous, std::vector<std::int64_t>{1});
+  // No tie: the same verdict either way; a fully masked row still gives 0; an invalid row names its first bad id.
+  const std::vector<float> y{0.0f, 3.0f, 1.0f};
+  EXPECT_EQ(run(y, {1.0f, 1.0f, 1.0f}, 1.0f, high).token, run(y, {1.0f, 1.0f, 1.0f}, 1.0f, {}).token);
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(run({-inf, -inf, -inf}, {1.0f, 1.0f, 1.0f}, 1.0f, high).token, 0);
+  const Verdict bad = run(y, {1.0f, -1.0f, -1.0f}, 1.0f, high);
+  EXPECT_EQ(bad.row_class, RowClass::invalid);
+  EXPECT_EQ(bad.reason_id, 1);
 }
 
 TEST(Conventions, TheDefinitionsOwnAreUnchanged) {

@@ -84,4 +84,28 @@ def test_the_package_names_the_streams_the_header_defines():
     import re
     header = open(os.path.join(HERE, "..", "..", "race", "noise_streams.h")).read()
     table = header[header.index("kStreams[] = {"):header.index("};", header.index("kStreams[] = {"))]
-    assert tuple(re.findall(r'StreamKind::\w+, "([a-z0-9-]+)"', table)) == streams.STREAMS
+    declared = re.findall(r'StreamKind::\w+, "([a-z0-9-]+)", (\d+)', table)
+    assert tuple(n for n, _ in declared) == streams.STREAMS
+    assert dict((n, int(v)) for n, v in declared) == streams.LATEST
+    assert sorted(streams.LATEST) == sorted(streams.STREAMS)
+
+
+def test_flashinfer_layout_reads_the_librarys_tokens():
+    # FlashInfer 0.6.18's own kernel on zero logits: each token is the argmin of E; version 2 reads them all
+    # (the 32-bit wrap included), version 1 misses where V is not a multiple of 4.
+    tensor, meta = load("flashinfer_tokens.safetensors")
+    for case in ("v3", "v6", "v4097", "wrap"):
+        seed, offset, rows, vocab, first = (int(meta[case + "." + k]) for k in ("seed", "offset", "rows", "vocab", "first"))
+        tokens = tensor(case + ".token", np.int32)[:8]
+        got = {v: streams.flashinfer_noise(seed, offset, len(tokens), vocab, v, first=first).argmin(axis=1) for v in (1, 2)}
+        assert np.array_equal(got[2], tokens), case
+        assert not np.array_equal(got[1], tokens), case
+
+
+def test_vllm_current_draw():
+    tensor, meta = load("triton_gumbel_v2.safetensors")
+    seeds, pos = tensor("seed", np.int64), tensor("position", np.int64)
+    noise = tensor("noise", np.float32).reshape(len(seeds), -1)
+    got = streams.triton_gumbel_noise(seeds.astype(np.uint64), pos.astype(np.uint64), noise.shape[1], version=2)
+    # libdevice's log1pf within 1 ulp and this replay's rounding: 1.5 x 2^-23 relative (noise_bound's version 2)
+    assert np.all(np.abs(got.astype(np.float64) - noise) <= 1.5 * 2.0**-23 * got)

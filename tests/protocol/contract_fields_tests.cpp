@@ -167,11 +167,12 @@ TEST(ArithmeticTerms, ReadAndWrittenBackAsDeclared) {
 }
 
 TEST(ContractFields, EveryFieldWrittenIsKnownAndAMisspeltOneIsRefused) {
-  // Every field contract_fields can write is in kContractFieldNames (one list of what is read).
+  // Every field contract_fields can write is a contract field of the schema (one list of what is read).
   oracle::NumericsContract c = parse_contract({{"greedy_rule", "below"}, {"greedy_below", "1"}, {"eps_rule", "fixed"},
                                                {"eps_fixed", "1"}, {"nan_logits", "out_of_contract"}, {"scale_op", "divide"},
                                                {"key_op", "reciprocal"}, {"key_dtype", "bf16"}, {"rescales", "3"},
-                                               {"online_ids", "8"}, {"normalise", "sum"}});
+                                               {"online_ids", "8"}, {"normalise", "sum"}, {"tie_rule", "highest_id"}});
+  EXPECT_EQ(c.conventions.ties, race::TieRule::highest_id);
   c.noise_ulp = 1;
   Fields all = contract_fields(c);
   all.merge(contract_fields(parse_contract({{"key_domain", "log"}})));

@@ -452,6 +452,25 @@ TEST(Hello, StreamFieldsRoundTrip) {
     if (k == race::StreamKind::torch_exponential) s.per_row = true, s.sm_count = 78, s.threads_per_sm = 1536;
     if (k == race::StreamKind::aiter_hiprand) s.dtype = race::Dtype::bf16;
     EXPECT_EQ(parse_stream(stream_fields(s)), s) << race::to_string(k);
+    for (const race::StreamVersion& v : race::kStreamVersions) {  // every version each stream has, written and read
+      if (v.kind != k) continue;
+      s.version = v.version;
+      const std::optional<race::NoiseStream> back = parse_stream(stream_fields(s));
+      ASSERT_TRUE(back);
+      EXPECT_EQ(back->version, v.version) << race::to_string(k);
+    }
+  }
+  // No version: the newest; version 0 and unknown ones refused, naming the versions there are.
+  EXPECT_EQ(parse_stream({{"noise_stream", "flashinfer-curand"}})->version, race::info(race::StreamKind::flashinfer_curand).latest);
+  for (const char* bad : {"0", "3", "x"})
+    EXPECT_THROW(parse_stream({{"noise_stream", "flashinfer-curand"}, {"stream_version", bad}}), std::invalid_argument) << bad;
+  try {
+    parse_stream({{"noise_stream", "vllm-triton-gumbel"}, {"stream_version", "7"}});
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'stream_version' = '7': vllm-triton-gumbel has no such version; it has 1 ("),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("; 2 (vLLM Model Runner V2 gumbel_sample at 03f97cc"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(parse_stream({}));
   EXPECT_THROW(parse_stream({{"stream_layout", "rows"}}), std::invalid_argument);  // no stream named
