@@ -39,7 +39,7 @@ endfunction()
 # raceoracle_test_headers: GoogleTest's and fmt's headers (and the standard
 # ones every test reads) compiled once a tree into a precompiled header that
 # every test target reuses, rather than parsed again in each of some fifty
-# test units (README, "Tests and CI", says what it saved). Its units'
+# test units (docs/CI.md says what it saved). Its units'
 # options are the tests' own (raceoracle_test_unit_options), as reuse needs.
 function(raceoracle_add_test_headers)
   set(unit ${CMAKE_CURRENT_BINARY_DIR}/test_headers.cpp)

@@ -14,9 +14,12 @@ judges it by what it does and reports where that departs from SPEC §1:
   probs.div_(q).argmax(): no eps, so a zero draw divides by zero (its noise,
   torch's exponential_, never draws 0); a NaN logit poisons its row.
   Declared: x / T, normalised by the softmax sum, greedy T < 1e-5, no eps.
-- ties-to-highest-id: SPEC §1's race whose reductions keep their left
+- highest-id-reductions: SPEC §1's race whose reductions keep their left
   operand only on `>` (FlashInfer's): equal maxima and equal keys go to the
-  highest id. Declared: tie_rule highest_id.
+  highest id, and a fully masked row gives the id the reduction kept (here
+  V - 1). Declared: tie_rule highest_id, fully_masked any.
+- ties-to-highest-id: the same with id 0 for a fully masked row. Declared:
+  tie_rule highest_id.
 - batch-invariant: torch_race_sampler's race declaring batch_invariance
   exact: its token bit for bit the same alone and among batchmates.
 - gumbel-log-domain: the log-domain race of vLLM's Model Runner V2
@@ -74,13 +77,19 @@ def _argmax_highest(a):
     return a.shape[-1] - 1 - torch.flip(a, dims=[-1]).argmax(dim=-1)
 
 
-def ties_to_highest_id(logits, noise, temperatures, eps, greedy_eps):
-    """A race whose reductions keep their left operand only on `>` (FlashInfer's): ties go to the highest id."""
+def highest_id_reductions(logits, noise, temperatures, eps, greedy_eps):
+    """A race whose reductions keep their left operand only on `>` (FlashInfer's): ties go to the highest id,
+    and a fully masked row (every key -inf, NaN softmax) gives whichever id the reduction kept."""
     x = logits.float().masked_fill(logits.isnan(), float("-inf"))
     greedy = temperatures <= greedy_eps
     probs = torch.softmax(x / temperatures.clamp_min(1e-5).unsqueeze(1), dim=-1)
-    tokens = torch.where(greedy, _argmax_highest(x), _argmax_highest(probs / (noise + eps)))
-    return torch.where((x == float("-inf")).all(dim=-1), 0, tokens)  # a fully masked row: id 0, as SPEC §1
+    return torch.where(greedy, _argmax_highest(x), _argmax_highest(probs / (noise + eps)))
+
+
+def ties_to_highest_id(logits, noise, temperatures, eps, greedy_eps):
+    """highest_id_reductions with SPEC §1's id 0 for a fully masked row."""
+    tokens = highest_id_reductions(logits, noise, temperatures, eps, greedy_eps)
+    return torch.where((logits.float() == float("-inf")).all(dim=-1), 0, tokens)
 
 
 def gumbel_log_domain(logits, noise, temperatures, eps, greedy_eps):
@@ -186,6 +195,7 @@ _VLLM_V1_DRAWN = dict(_VLLM_V1, noise_stream="torch-cuda-exponential")
 SAMPLERS = {
     "greedy-at-zero": (greedy_only_at_zero, dict(CONTRACT, greedy_rule="zero")),
     "ties-to-highest-id": (ties_to_highest_id, dict(CONTRACT, tie_rule="highest_id")),
+    "highest-id-reductions": (highest_id_reductions, dict(CONTRACT, tie_rule="highest_id", fully_masked="any")),
     # SPEC §1's race in torch, promising what an engine's batch-invariant mode does: the same token bit for bit
     # whatever its batchmates.
     "batch-invariant": (race, dict(CONTRACT, batch_invariance="exact")),

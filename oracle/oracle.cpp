@@ -257,6 +257,7 @@ Outcome judge(const Verdict& v, std::int64_t token, std::int64_t vocab) {
   if (token < 0 || token >= vocab) return Outcome::out_of_range;
   if (v.row_class == RowClass::invalid) return Outcome::out_of_contract;
   if (token == v.token) return Outcome::identical;
+  if (v.any_id) return Outcome::explained;
   return std::binary_search(v.ambiguous.begin(), v.ambiguous.end(), token) ? Outcome::explained
                                                                            : Outcome::unexplained;
 }

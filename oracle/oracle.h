@@ -43,6 +43,8 @@ struct Verdict {
   /// A filtered row (SPEC §9): how many ids the definition keeps, and how many
   /// ids' membership fp32 may flip (their race winners are in `ambiguous`). -1: unfiltered.
   std::int64_t kept = -1, kept_boundary = 0;
+  /// A fully masked row of a sampler that declares race::FullyMasked::any: every id in range is explained.
+  bool any_id = false;
 
   std::string describe() const;  ///< one readable line
 };

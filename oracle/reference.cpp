@@ -74,6 +74,7 @@ Verdict decide_reference(const RowView& row, const NumericsContract& contract, c
     v.row_class = RowClass::fully_masked;
     v.token = 0;
     v.ambiguous = {0};
+    v.any_id = contract.conventions.fully_masked == race::FullyMasked::any;
     return v;
   }
   if ((x > -kInf).count() == 1) {  // forced: the one unmasked id, whatever T

@@ -163,8 +163,9 @@ std::string greedy_is_exact(const LawContext& c) {
         *b, v, r.run.tokens, b == &c.batch ? "greedy row not bit-exact" : "greedy row changed when its noise changed id by id",
         [&](std::int64_t row, const Verdict& vr, std::int32_t t) {
           // Greedy by the rule the subject is judged by (race/definition.h's conventions).
+          // A greedy verdict explains its token alone (a fully masked row of a sampler that declares any id: any).
           return race::is_greedy(b->temperatures[std::size_t(row)], b->greedy_eps, c.subject.contract().conventions) &&
-                 valid(vr) && t != vr.token;
+                 valid(vr) && oracle::is_failure(oracle::judge(vr, t, b->vocab));
         });
     if (!bad.empty()) return bad;
   }

@@ -120,7 +120,8 @@ std::vector<Law> make_laws() {
        .check = fully_masked_row_is_zero,
        .inputs = rows_of({K::fully_masked, K::masked_tiles}),
        .must_cover = {C::fully_masked_row},
-       .matrix = crossed({R::fully_masked})},
+       .matrix = crossed({R::fully_masked}),
+       .needs = Needs::masked_row_zero},
       {.name = "TokensInRange",
        .statement = "every token is in [0, V), out-of-contract rows included",
        .check = tokens_in_range,
@@ -243,6 +244,7 @@ const char* needs_note(Needs n) {
     case Needs::partials: return "reads stage-1 partials: fused kernels only";
     case Needs::nan_as_masked: return "the sampler declares rows with a NaN logit out of its contract";
     case Needs::filters: return "applies no row filters";
+    case Needs::masked_row_zero: return "the sampler declares that a fully masked row may give any id";
   }
   return "?";
 }
@@ -254,6 +256,7 @@ bool Law::applies_to(const subject::Subject& s) const {
     case Needs::partials: return s.kernel() && s.kernel()->has_partials();
     case Needs::nan_as_masked: return s.contract().conventions.nan_is_masked;
     case Needs::filters: return s.contract().filters.applied;
+    case Needs::masked_row_zero: return s.contract().conventions.fully_masked == race::FullyMasked::zero;
   }
   return false;
 }

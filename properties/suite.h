@@ -24,6 +24,7 @@ enum class Needs : std::uint8_t {
   partials,  ///< a fused kernel's stage-1 partials
   nan_as_masked,  ///< tokens, from a subject that treats a NaN logit as masked (the definition's convention)
   filters,        ///< tokens, from a subject that applies row filters (SPEC §9)
+  masked_row_zero,  ///< tokens, from a subject whose fully masked row gives id 0 (the definition's convention)
 };
 
 /// Why a law does not apply to every subject; "" for Needs::tokens.

@@ -140,6 +140,7 @@ race::Conventions parse_conventions(const Fields& f, race::Conventions c) {
   }
   c.nan_is_masked = word_field(f, "nan_logits", c.nan_is_masked ? 0 : 1) == 0;
   c.ties = race::TieRule(word_field(f, "tie_rule", int(c.ties)));
+  c.fully_masked = race::FullyMasked(word_field(f, "fully_masked", int(c.fully_masked)));
   return c;
 }
 
@@ -221,6 +222,7 @@ Fields contract_fields(const oracle::NumericsContract& c) {
   if (k.eps == race::EpsRule::fixed) f["eps_fixed"] = fmt::format("{}", k.eps_fixed);
   if (!k.nan_is_masked) f["nan_logits"] = words::nan_logits[1];
   if (k.ties != race::TieRule::lowest_id) f["tie_rule"] = words::tie_rule[int(k.ties)];
+  if (k.fully_masked != race::FullyMasked::zero) f["fully_masked"] = words::fully_masked[int(k.fully_masked)];
   if (c.batch_invariance != race::BatchInvariance::within_contract)
     f["batch_invariance"] = words::batch_invariance[int(c.batch_invariance)];
   if (const race::FilterSemantics& s = c.filters; s.applied) {
@@ -297,6 +299,10 @@ std::vector<Deviation> deviations(const race::Conventions& c) {
     out.push_back({"ties", "to the highest id", "to the lowest id",
                    "equal maxima of a greedy row, equal keys and equal values at a filter boundary go to the highest "
                    "id; a fully masked row still gives id 0"});
+  if (c.fully_masked == race::FullyMasked::any)
+    out.push_back({"fully masked rows", "any id in [0, V)", "id 0",
+                   "a row with no unmasked id is judged only to give an id in range; law FullyMaskedRowIsZero does "
+                   "not apply"});
   return out;
 }
 

@@ -27,6 +27,7 @@ inline constexpr const char* eps_rule[] = {"request", "none", "fixed"};
 inline constexpr const char* nan_logits[] = {"masked", "out_of_contract"};
 inline constexpr const char* tie_rule[] = {"lowest_id", "highest_id"};
 inline constexpr const char* batch_invariance[] = {"within_contract", "exact"};
+inline constexpr const char* fully_masked[] = {"zero", "any"};
 inline constexpr const char* filters[] = {"none", "top_k,top_p,min_p"};
 inline constexpr const char* top_k_ties[] = {"keep_all", "exactly_k"};
 inline constexpr const char* top_p_mass[] = {"top_k_first", "joint"};
@@ -78,6 +79,8 @@ inline constexpr SchemaField kSchema[] = {
     {"top_p_mass", FieldKind::word, FieldGroup::contract, words::top_p_mass, "top-p measured after top-k renormalises, or on the row's mass"},
     {"filter_ties", FieldKind::word, FieldGroup::contract, words::filter_ties, "ties at a filter boundary taken lowest id first, or in any order"},
     {"filter_sum_depth", FieldKind::count, FieldGroup::contract, {}, "additions on any sum's path (0: V)"},
+    {"fully_masked", FieldKind::word, FieldGroup::contract, words::fully_masked,
+     "a row with no unmasked id gives id 0 (SPEC §1), or any id in [0, V)"},
     {"batch_invariance", FieldKind::word, FieldGroup::contract, words::batch_invariance,
      "a row's token among batchmates: its own but where the contract allows another (within_contract), or bitwise its own"},
     {"noise_stream", FieldKind::stream_name, FieldGroup::stream, {}, "the stream the sampler draws its own noise from (docs/NOISE_STREAMS.md)"},

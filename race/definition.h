@@ -63,6 +63,9 @@ enum class EpsRule : std::uint8_t { request, none, fixed };
 /// a sampling row, equal values at a filter boundary): the lowest id (SPEC
 /// §1), or the highest (a reduction that keeps its left operand only on `>`).
 enum class TieRule : std::uint8_t { lowest_id, highest_id };
+/// What a row with no unmasked id gives: id 0 (SPEC §1), or any id in [0, V)
+/// (a reduction over -inf keys returns whichever lane it kept: FlashInfer's).
+enum class FullyMasked : std::uint8_t { zero, any };
 
 /// What a sampler does where the field departs from SPEC §1, declared so that
 /// it is judged by what it does and reported as a deviation, never silently
@@ -76,10 +79,11 @@ struct Conventions {
   /// false: a row with a NaN logit is out of the sampler's contract.
   bool nan_is_masked = true;
   TieRule ties = TieRule::lowest_id;
+  FullyMasked fully_masked = FullyMasked::zero;
   // Written out: device code includes this header as C++17 (no defaulted ==).
   constexpr bool operator==(const Conventions& o) const {
     return greedy == o.greedy && greedy_below == o.greedy_below && eps == o.eps && eps_fixed == o.eps_fixed &&
-           nan_is_masked == o.nan_is_masked && ties == o.ties;
+           nan_is_masked == o.nan_is_masked && ties == o.ties && fully_masked == o.fully_masked;
   }
   constexpr bool operator!=(const Conventions& o) const { return !(*this == o); }
 };

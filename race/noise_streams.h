@@ -50,13 +50,14 @@ inline constexpr StreamVersion kStreamVersions[] = {
     {StreamKind::torch_exponential, 1, "PyTorch 2.11 CUDA exponential_ (known answers drawn on an H200)"},
     {StreamKind::aiter_hiprand, 1, "aiter random_sample/mixed_sample (hiprand Philox layout, rocRAND uniform; read from code)"},
     {StreamKind::flashinfer_curand, 1,
-     "FlashInfer before 0.6 as first read: 4 ids a curand_init for every V, 64-bit subsequence (read from code; "
-     "FlashInfer 0.6.18 differs at every V not a multiple of 4)"},
+     "the layout first read from FlashInfer's code: 4 ids a curand_init for every V, 64-bit subsequence (FlashInfer "
+     "0.6.18's own kernel agrees only where V is a multiple of 4 or at most 2)"},
     {StreamKind::flashinfer_curand, 2,
      "FlashInfer 0.6.18 (fb28d72) sampling_from_logits: gcd(4, V) ids a curand_init, 32-bit row x V subsequence "
      "(known answers: the library's own tokens on an H100)"},
     {StreamKind::vllm_triton, 1,
-     "vLLM Model Runner V2 gumbel_sample until 2026: E = -log(u + 1e-20) in float64 (Triton 3.6, known answers on an H200)"},
+     "vLLM Model Runner V2 gumbel_sample as read before its fp32 draw: E = -log(u + 1e-20) in float64 (Triton 3.6, "
+     "known answers on an H200)"},
     {StreamKind::vllm_triton, 2,
      "vLLM Model Runner V2 gumbel_sample at 03f97cc: u = max(tl.rand, 4.6566127342e-10), E = -log1p(-u) in fp32 "
      "(Triton 3.6 on an H100)"},
@@ -83,8 +84,8 @@ struct NoiseStream {
   int sm_count = 132;
   int threads_per_sm = 2048;
   constexpr bool operator==(const NoiseStream& o) const {
-    return kind == o.kind && effective_version() == o.effective_version() && per_row == o.per_row && dtype == o.dtype && sm_count == o.sm_count &&
-           threads_per_sm == o.threads_per_sm;
+    return kind == o.kind && effective_version() == o.effective_version() && per_row == o.per_row && dtype == o.dtype &&
+           sm_count == o.sm_count && threads_per_sm == o.threads_per_sm;
   }
   constexpr bool operator!=(const NoiseStream& o) const { return !(*this == o); }
   constexpr int effective_version() const { return version > 0 ? version : info(kind).latest; }

@@ -100,6 +100,20 @@ TEST(Conventions, TiesToTheHighestId) {
   EXPECT_EQ(bad.reason_id, 1);
 }
 
+TEST(Conventions, AFullyMaskedRowMayGiveAnyId) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{-inf, -inf, -inf}, e{1.0f, 1.0f, 1.0f};
+  const Verdict def = run(x, e, 1.0f, {}), any = run(x, e, 1.0f, with({.fully_masked = race::FullyMasked::any}));
+  EXPECT_EQ(any.row_class, RowClass::fully_masked);
+  EXPECT_EQ(judge(def, 2, 3), Outcome::unexplained);
+  EXPECT_EQ(judge(any, 2, 3), Outcome::explained);
+  EXPECT_EQ(judge(any, 0, 3), Outcome::identical);
+  EXPECT_EQ(judge(any, 3, 3), Outcome::out_of_range);
+  // A row with an unmasked id is judged as before.
+  const Verdict one = run({-inf, 0.0f, -inf}, e, 1.0f, with({.fully_masked = race::FullyMasked::any}));
+  EXPECT_EQ(judge(one, 2, 3), Outcome::unexplained);
+}
+
 TEST(Conventions, TheDefinitionsOwnAreUnchanged) {
   EXPECT_EQ(NumericsContract{}.conventions, race::Conventions{});
   for (const float T : {0.0f, 1e-10f, -1.0f, 1e-5f, 0.7f})

@@ -171,8 +171,11 @@ TEST(ContractFields, EveryFieldWrittenIsKnownAndAMisspeltOneIsRefused) {
   oracle::NumericsContract c = parse_contract({{"greedy_rule", "below"}, {"greedy_below", "1"}, {"eps_rule", "fixed"},
                                                {"eps_fixed", "1"}, {"nan_logits", "out_of_contract"}, {"scale_op", "divide"},
                                                {"key_op", "reciprocal"}, {"key_dtype", "bf16"}, {"rescales", "3"},
-                                               {"online_ids", "8"}, {"normalise", "sum"}, {"tie_rule", "highest_id"}});
+                                               {"online_ids", "8"}, {"normalise", "sum"}, {"tie_rule", "highest_id"},
+                                               {"fully_masked", "any"}, {"batch_invariance", "exact"}});
   EXPECT_EQ(c.conventions.ties, race::TieRule::highest_id);
+  EXPECT_EQ(c.conventions.fully_masked, race::FullyMasked::any);
+  EXPECT_EQ(c.batch_invariance, race::BatchInvariance::exact);
   c.noise_ulp = 1;
   Fields all = contract_fields(c);
   all.merge(contract_fields(parse_contract({{"key_domain", "log"}})));
