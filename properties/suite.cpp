@@ -205,7 +205,7 @@ std::vector<Law> make_laws() {
          o.production_vocab = false;
          return o;
        }(),
-       .case_divisor = 10},
+       .case_divisor = 25},
   };
 }
 
