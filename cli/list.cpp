@@ -18,15 +18,14 @@ namespace {
 /// what the Python package's words are (python/raceoracle/_schema.json).
 nlohmann::json schema_json() {
   using nlohmann::json;
-  constexpr const char* kKinds[] = {"word", "number", "count", "stream_name"};
-  constexpr const char* kGroups[] = {"contract", "stream", "hello"};
   json fields = json::array();
   for (const protocol::SchemaField& f : protocol::kSchema) {
     json words = json::array();
     for (const char* w : f.words) words.push_back(w);
     if (f.kind == protocol::FieldKind::stream_name)
       for (const race::StreamInfo& s : race::kStreams) words.push_back(s.name);
-    fields.push_back({{"name", f.name}, {"kind", kKinds[int(f.kind)]}, {"group", kGroups[int(f.group)]}, {"words", words},
+    fields.push_back({{"name", f.name}, {"kind", protocol::kFieldKindNames[int(f.kind)]},
+                      {"group", protocol::kFieldGroupNames[int(f.group)]}, {"words", words},
                       {"doc", f.doc}});
   }
   json versions = json::object();

@@ -92,8 +92,7 @@ int word_field(const Fields& f, const std::string& key, int fallback) {
   if (!field || field->kind != FieldKind::word) throw std::logic_error("word_field: '" + key + "' is no word field of the schema");
   auto it = f.find(key);
   if (it == f.end()) return fallback;
-  for (std::size_t i = 0; i < field->words.size(); ++i)
-    if (it->second == field->words[i]) return int(i);
+  if (const int i = word_index(field->words, it->second); i >= 0) return i;
   std::string allowed;
   for (const char* w : field->words) allowed += (allowed.empty() ? "'" : ", '") + std::string(w) + "'";
   throw std::invalid_argument(fmt::format("'{}' = '{}': must be one of {}", key, it->second, allowed));

@@ -41,9 +41,18 @@ inline constexpr const char* uniform_compare[] = {"f64", "f32"};
 /// What a field holds: one of its words; a decimal number; a whole number;
 /// the name of a noise stream (race::kStreams).
 enum class FieldKind { word, number, count, stream_name };
+inline constexpr const char* kFieldKindNames[] = {"word", "number", "count", "stream_name"};
 /// Where a field belongs: the numerics contract and conventions
 /// (parse_contract), the drawn-noise stream (parse_stream), the hello alone.
 enum class FieldGroup { contract, stream, hello };
+inline constexpr const char* kFieldGroupNames[] = {"contract", "stream", "hello"};
+
+/// The index of `w` among `words` (its enum value); -1 if it is none of them.
+constexpr int word_index(std::span<const char* const> words, std::string_view w) {
+  for (std::size_t i = 0; i < words.size(); ++i)
+    if (w == words[i]) return int(i);
+  return -1;
+}
 
 struct SchemaField {
   const char* name;

@@ -164,18 +164,18 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
       throw std::invalid_argument("'noise_stream' needs protocol version 2 (version 1 sends noise tensors)");
     if (stream) c = with_stream_noise(c, *stream);
     const std::string randomness = field(reply, "randomness");
-    if (!randomness.empty() && randomness != "given" && randomness != "own")
+    if (!randomness.empty() && word_index(words::randomness, randomness) < 0)
       throw std::invalid_argument("'randomness' = '" + randomness + "': must be 'given' (it reads the request's noise) "
                                   "or 'own' (it draws its own, and serves draws requests)");
-    const bool own = randomness == "own";
+    const bool own = word_index(words::randomness, randomness) == 1;
     if (own && (stream || version == "1"))
       throw std::invalid_argument(stream ? "'randomness' = 'own' and a 'noise_stream': a sampler draws from one or the other"
                                          : "'randomness' needs protocol version 2");
     const std::string step = field(reply, "step");
-    if (!step.empty() && step != "sample" && step != "verify")
+    if (!step.empty() && word_index(words::step, step) < 0)
       throw std::invalid_argument("'step' = '" + step + "': must be 'sample' (a race sampler, the default) or 'verify' "
                                   "(a speculative-decoding verify step, SPEC §11)");
-    const bool verify = step == "verify";
+    const bool verify = word_index(words::step, step) == 1;
     if (!verify && reply.metadata.count(kUniformCompareField))
       throw std::invalid_argument("'uniform_compare' is a verify step's rule: it needs 'step' = 'verify'");
     if (verify && (stream || own || version == "1"))

@@ -22,7 +22,8 @@ def contract_fields(**terms):
     """The contract terms and conventions a sampler declares, as protocol
     fields: the fields of the schema (_schema.py, protocol/contract_schema.h;
     `raceoracle list --json` lists each with its words and a line of doc),
-    anything else refused with the terms listed. A term left None is not sent: raceoracle applies its own default
+    anything else refused with the terms listed. A term left None is not
+    sent: raceoracle applies its own default
     (post-scale, 2 ulp, 2 ulp, two stages, and SPEC 1's conventions;
     protocol/contract_fields.cpp), written there only.
 

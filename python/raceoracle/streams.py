@@ -126,10 +126,11 @@ def triton_uniform(w):
 TRITON_RAND_MIN = np.float32(4.6566127342e-10)  # the smallest positive tl.rand
 
 
-def triton_gumbel_noise(seeds, positions, vocab, version=2):
+def triton_gumbel_noise(seeds, positions, vocab, version=None):
     """E of vLLM Model Runner V2's gumbel_sample, float32 [rows, vocab]; u = tl.rand(tl.randint(seed, position), id).
     Version 2 (vLLM at 03f97cc): u clamped to the smallest positive tl.rand, E = -log1p(-u) in fp32.
-    Version 1 (earlier): E = -log(u + 1e-20) in float64 (its Gumbel g is -log(E + 1e-20))."""
+    Version 1 (earlier): E = -log(u + 1e-20) in float64 (its Gumbel g is -log(E + 1e-20)). None: the newest."""
+    version = version or LATEST["vllm-triton-gumbel"]
     ids = np.arange(vocab, dtype=np.int64)
     out = np.empty((len(seeds), vocab), np.float32)
     for r, (s, p) in enumerate(zip(seeds, positions)):
@@ -142,16 +143,18 @@ def triton_gumbel_noise(seeds, positions, vocab, version=2):
     return out
 
 
-def flashinfer_width(vocab, version=2):
+def flashinfer_width(vocab, version=None):
     """Ids a curand_init in FlashInfer's sampling_from_logits: gcd(4, V) (fp32 logits); version 1: 4 for every V."""
-    return 4 if version == 1 else int(np.gcd(4, vocab))
+    return 4 if (version or LATEST["flashinfer-curand"]) == 1 else int(np.gcd(4, vocab))
 
 
-def flashinfer_noise(seed, offset, rows, vocab, version=2, first=0):
+def flashinfer_noise(seed, offset, rows, vocab, version=None, first=0):
     """E of FlashInfer's sampling_from_logits at (seed, offset), float32 [rows, vocab] for rows first .. first +
     rows - 1 of the batch: id n of row r draws lane
     n mod W of curand_init(seed, r V + W floor(n / W), offset), W its width; version 2 forms that subsequence in
-    32 bits as the library does. Its Gumbel is -log(E) up to a constant, E = -log(u (1 - 2^-23))."""
+    32 bits as the library does (None: the newest version). Its Gumbel is -log(E) up to a constant,
+    E = -log(u (1 - 2^-23))."""
+    version = version or LATEST["flashinfer-curand"]
     w = flashinfer_width(vocab, version)
     n = np.arange(vocab, dtype=np.uint64)
     out = np.empty((rows, vocab), np.float32)

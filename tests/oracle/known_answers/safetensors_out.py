@@ -19,6 +19,7 @@ def write(path, tensors, meta):
     header["__metadata__"] = {k: str(v) for k, v in meta.items()}
     h = json.dumps(header).encode()
     h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
+    with open(path + ".tmp", "wb") as f:  # whole or not at all: written aside, then renamed
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+    os.replace(path + ".tmp", path)
     print(f"wrote {path}: {os.path.getsize(path)} bytes", flush=True)
