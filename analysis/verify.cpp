@@ -54,7 +54,8 @@ VerifyReport verify_tensors(const protocol::DumpTensors& d, int max_failures, co
       if (!direct_noise) d.noise.widen_f32(r0 * V, n * V, noise_buffer.data()), e = noise_buffer.data();
       noise.add(e, n * V);
     }
-    const oracle::BatchView view{x, dtype, n, V, V, e, shared_noise ? 0 : V, temperatures.data() + r0};
+    const oracle::BatchView view{x, dtype, n, V, V, e, shared_noise ? 0 : V, temperatures.data() + r0,
+                                 d.filters.empty() ? nullptr : d.filters.data() + r0};
     const std::vector<oracle::Verdict> verdicts = oracle::decide_batch(view, r.contract, r.constants);
     for (std::int64_t i = 0; i < n; ++i) {
       const oracle::Verdict& v = verdicts[std::size_t(i)];
@@ -69,6 +70,8 @@ VerifyReport verify_tensors(const protocol::DumpTensors& d, int max_failures, co
       }
       if (oracle::is_failure(o) && int(r.failures.size()) < max_failures)
         r.failures.push_back(fmt::format("row {}: token {} is {}; oracle: {}", row, t, oracle::to_string(o), v.describe()));
+      if (o == oracle::Outcome::out_of_contract && oracle::is_parameter(v.reason) && r.bad_parameters++ < max_failures)
+        r.bad_parameter_lines.push_back(fmt::format("row {} (T = {}): out of contract: {}", row, temperatures[std::size_t(row)], v.describe()));
     }
     if (file) {
       file->release(d.logits.data + std::size_t(r0 * V) * logit_size, std::size_t(n * V) * logit_size);

@@ -14,9 +14,17 @@ struct VerifyReport : protocol::DumpFacts {
   std::int64_t identical = 0, explained = 0, out_of_contract = 0, unexplained = 0, out_of_range = 0;
   std::vector<std::string> failures;  ///< readable, the first few
   NoiseReport noise;
+  /// Rows out of contract for their parameters (oracle::is_parameter: a
+  /// temperature, the noise): how many, and the first few with their reason.
+  /// They fail the run unless `parameters_allowed` (verify --allow-out-of-contract).
+  std::int64_t bad_parameters = 0;
+  std::vector<std::string> bad_parameter_lines;
+  bool parameters_allowed = false;
   std::int64_t invalid_noise() const { return noise.infinite + noise.invalid; }  ///< negative, NaN or infinite draws
   std::int64_t zero_noise() const { return noise.zeros; }                       ///< legal, reported
-  bool ok() const { return unexplained == 0 && out_of_range == 0 && invalid_noise() == 0; }
+  bool ok() const {
+    return unexplained == 0 && out_of_range == 0 && invalid_noise() == 0 && (parameters_allowed || bad_parameters == 0);
+  }
 };
 
 /// Throws SafetensorsError with a clear message on a bad file. The file is

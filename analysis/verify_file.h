@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "oracle/verify.h"
+#include "protocol/dump.h"
 #include "protocol/safetensors.h"
 
 namespace raceoracle::analysis::verify_files {
 
-using Lookup = std::function<protocol::TensorView(const std::string&)>;
-using Has = std::function<bool(const std::string&)>;
+using protocol::Has;
+using protocol::Lookup;
 
 void require_shape(const protocol::TensorView& t, const char* name, const std::vector<std::int64_t>& shape,
                    const std::vector<const char*>& dtypes);

@@ -45,6 +45,25 @@ FrequencyReport judge(const std::vector<oracle::Distribution>& rows, std::vector
   return frequency_test(rows, vocab, [&](std::int64_t) { return std::move(tokens); }, one_look(s, alpha, n));
 }
 
+/// The requests whose first-token law (a sampling row of two ids or more)
+/// the runs could not see at `s.max_tv`: the binned TV the test sees falls
+/// as 1 / sqrt(n), so n (tv / max_tv)^2 runs is about what would.
+void require_power(const std::vector<oracle::Distribution>& laws, std::int64_t n, const LosslessSettings& s,
+                   LosslessReport& rep) {
+  for (const RowResult& row : rep.first.rows) {
+    const oracle::Distribution& d = laws[std::size_t(row.row)];
+    const auto ids = std::count_if(d.p.begin(), d.p.end(), [](double p) { return p > 0; });
+    if (row.row_class != oracle::RowClass::sampling || ids + std::int64_t(d.boundary.size()) < 2 || row.power.tv <= s.max_tv)
+      continue;
+    if (++rep.underpowered_requests > 10) continue;
+    const std::string need = std::isfinite(row.power.tv)
+                                 ? fmt::format("about {} runs would", std::int64_t(std::ceil(double(n) * std::pow(row.power.tv / s.max_tv, 2))))
+                                 : fmt::format("its {} runs make a single bin of {} ids", n, ids);
+    rep.underpowered.push_back(fmt::format("request {}: {} runs see a binned TV of {:.3g} with probability {:g}, not {:g}: {}",
+                                           row.row, n, row.power.tv, s.power, s.max_tv, need));
+  }
+}
+
 }  // namespace
 
 void check(const LosslessSettings& s) {
@@ -52,10 +71,11 @@ void check(const LosslessSettings& s) {
   if (!(s.alpha > 0 && s.alpha < 1)) bad("alpha must lie in (0, 1)");
   if (!(s.min_expected >= 1 && std::isfinite(s.min_expected))) bad("min_expected must be a finite number >= 1");
   if (!(s.power > 0 && s.power < 1)) bad("power must lie in (0, 1)");
+  if (!(s.max_tv > 0 && s.max_tv <= 1)) bad("max_tv must lie in (0, 1]");
 }
 
 nlohmann::json to_json(const LosslessSettings& s) {
-  return {{"alpha", s.alpha}, {"min_expected", s.min_expected}, {"power", s.power}};
+  return {{"alpha", s.alpha}, {"min_expected", s.min_expected}, {"power", s.power}, {"max_tv", s.max_tv}};
 }
 
 LosslessSettings lossless_settings_from_json(const nlohmann::json& j) {
@@ -66,6 +86,7 @@ LosslessSettings lossless_settings_from_json(const nlohmann::json& j) {
     if (key == "alpha") s.alpha = value.get<double>();
     else if (key == "min_expected") s.min_expected = value.get<double>();
     else if (key == "power") s.power = value.get<double>();
+    else if (key == "max_tv") s.max_tv = value.get<double>();
     else throw std::invalid_argument("lossless settings: unknown field '" + key + "'");
   }
   check(s);
@@ -104,6 +125,7 @@ LosslessReport verify_lossless(const oracle::VerifyBatchView& b, const std::vect
   }
   const bool second_possible = K >= 1;
   rep.first = judge(first, std::move(first_tokens), V, n, second_possible ? s.alpha / 2 : s.alpha, s);
+  require_power(first, n, s, rep);
   if (!second_possible) {
     rep.notes.push_back("no drafts: the first token is the bonus, there is no second");
     rep.second.passed = true;
@@ -223,7 +245,9 @@ nlohmann::json to_json(const LosslessReport& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.second_rows)
     rows.push_back({{"request", row.request}, {"first_likeliest", row.likeliest}, {"runs", row.available}});
-  return {{"verdict", r.passed() ? "PASS" : "FAIL"},
+  return {{"verdict", r.verdict()},
+          {"underpowered_requests", r.underpowered_requests},
+          {"underpowered", r.underpowered},
           {"requests", r.requests},
           {"drafts", r.drafts},
           {"vocab", r.vocab},
@@ -238,8 +262,13 @@ nlohmann::json to_json(const LosslessReport& r) {
 }
 
 std::string describe(const LosslessReport& r) {
-  std::string s = fmt::format("verify losslessness: {} ({} requests x {} runs, {} drafts, V = {})\n",
-                              r.passed() ? "PASS" : "FAIL", r.requests, r.draws, r.drafts, r.vocab);
+  std::string s = fmt::format("verify losslessness: {} ({} requests x {} runs, {} drafts, V = {})\n", r.verdict(),
+                              r.requests, r.draws, r.drafts, r.vocab);
+  if (!r.conclusive()) {
+    s += fmt::format("  {} requests' first-token law is beyond what these runs can see (too few runs: no verdict):\n",
+                     r.underpowered_requests);
+    for (const auto& u : r.underpowered) s += "    " + u + "\n";
+  }
   if (r.malformed_runs > 0) {
     s += fmt::format("  {} runs are no verify output:\n", r.malformed_runs);
     for (const auto& m : r.malformed) s += "    " + m + "\n";

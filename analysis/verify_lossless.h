@@ -26,6 +26,11 @@ struct LosslessSettings {
   double alpha = 1e-6;       ///< the run's family-wise false-alarm rate (half to each token's law)
   double min_expected = 16;  ///< a bin's least expected count
   double power = 0.99;       ///< the detection probability the power report is at
+  /// The binned total-variation distance every request's first-token law must
+  /// be visible at, with probability `power`: runs too few for it make the
+  /// verdict INCONCLUSIVE (a failure naming about how many runs would do),
+  /// never a vacuous pass (analysis/FREQUENCY.md, "Too few runs").
+  double max_tv = 0.5;
   bool operator==(const LosslessSettings&) const = default;
 };
 /// As JSON and back (a missing field keeps its default; std::invalid_argument
@@ -52,7 +57,13 @@ struct LosslessReport {
   std::int64_t second_draws = 0;       ///< per row of `second` (0: not tested)
   FrequencyReport second;
   std::vector<std::string> notes;      ///< what was left untested, and why
-  bool passed() const { return malformed_runs == 0 && first.passed && second.passed; }
+  /// Requests whose first-token law the runs could not see at `max_tv`, one
+  /// line each (the first few): the verdict is then INCONCLUSIVE.
+  std::vector<std::string> underpowered;
+  std::int64_t underpowered_requests = 0;
+  bool conclusive() const { return underpowered_requests == 0; }
+  bool passed() const { return malformed_runs == 0 && first.passed && second.passed && conclusive(); }
+  const char* verdict() const { return passed() ? "PASS" : !conclusive() && malformed_runs == 0 && first.passed && second.passed ? "INCONCLUSIVE" : "FAIL"; }
 };
 
 /// Judges `tokens` ([requests, draws, drafts + 1] ids, -1 after the emitted

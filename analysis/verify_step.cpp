@@ -16,6 +16,17 @@ using verify_files::Lookup;
 using verify_files::ids_of;
 using verify_files::require_shape;
 
+/// The values behind a request's parameter reason, as a failure line names them.
+std::string parameter_values(const oracle::VerifyVerdict& verdict, const oracle::VerifyView& v, std::int64_t count,
+                             std::int64_t k) {
+  switch (verdict.reason) {
+    case oracle::InvalidReason::bad_filter:
+      return v.filter ? fmt::format(": top_k {}, top_p {}, min_p {}", v.filter->top_k, v.filter->top_p, v.filter->min_p) : "";
+    case oracle::InvalidReason::bad_draft_count: return fmt::format(": its draft count {}, k = {}", count, k);
+    default: return "";
+  }
+}
+
 VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std::string, std::string>& metadata,
                        int max_failures) {
   VerifyStepReport r;
@@ -43,28 +54,12 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     require_shape(c, "draft_counts", {R}, {"I32", "I64"});
     counts = ids_of(c);
   }
-  // Each request's filters (SPEC §9, applied to every target row of a sampling request), when given: all three.
-  std::vector<race::RowFilter> filters;
-  const int filter_tensors = int(has("top_k")) + int(has("top_p")) + int(has("min_p"));
-  if (filter_tensors != 0 && filter_tensors != 3)
-    throw protocol::SafetensorsError("give top_k, top_p and min_p together (each [requests]), or none");
-  if (filter_tensors == 3) {
-    const protocol::TensorView tk = require("top_k"), tp = require("top_p"), mp = require("min_p");
-    require_shape(tk, "top_k", {R}, {"I32", "I64"});
-    require_shape(tp, "top_p", {R}, {"F32"});
-    require_shape(mp, "min_p", {R}, {"F32"});
-    const std::vector<std::int64_t> k_of = tk.as_i64();
-    const std::vector<float> p_of = tp.as_f32(), min_of = mp.as_f32();
-    for (std::int64_t i = 0; i < R; ++i) {
-      const std::int64_t top_k = k_of[std::size_t(i)];
-      // A top-k at or past V keeps every id, as an int32 cannot say past 2^31.
-      filters.push_back({std::int32_t(std::clamp<std::int64_t>(top_k, INT32_MIN, INT32_MAX)), p_of[std::size_t(i)],
-                         min_of[std::size_t(i)]});
-    }
-    r.filtered = true;
-  }
+  // Each request's filters (SPEC §9, applied to every target row of a sampling request), when given.
+  const std::vector<race::RowFilter> filters = protocol::read_row_filters(require, has, R);
+  r.filtered = !filters.empty();
   const verify_files::Metadata m = verify_files::read_metadata(metadata, true);
   r.contract = m.contract, r.constants = m.constants, r.rules = m.rules;
+  protocol::require_declared_filters(r.contract.filters.applied, r.filtered);
   const std::vector<float>& logits = x.logits;
   const std::vector<float> R_noise = rec.as_f32(), B_noise = bon.as_f32(), T = temps.as_f32();
   const std::vector<double> uniforms = u.as_f64();
@@ -88,6 +83,11 @@ VerifyStepReport judge(const Lookup& require, const Has& has, const std::map<std
     r.add(j.outcome);
     if (!oracle::is_failure(j.outcome) && j.outcome != oracle::Outcome::out_of_contract)
       for (std::int64_t p = 0; p < v.drafts && out[p + 1] != race::kVerifyPlaceholder; ++p) ++r.accepted;
+    if (j.outcome == oracle::Outcome::out_of_contract && oracle::is_parameter(verdict.reason) &&
+        r.bad_parameters++ < max_failures)
+      r.bad_parameter_lines.push_back(fmt::format("request {} (T = {}): out of contract: {}{}", i, T[std::size_t(i)],
+                                              verdict.describe(),
+                                              parameter_values(verdict, v, counts.empty() ? k : counts[std::size_t(i)], k)));
     if (oracle::is_failure(j.outcome) && int(r.failures.size()) < max_failures)
       r.failures.push_back(fmt::format("request {} (T = {}): {}: {}", i, T[std::size_t(i)], oracle::to_string(j.outcome), j.why));
   }

@@ -32,7 +32,13 @@ struct VerifyStepReport : oracle::OutcomeCounts {
   oracle::VerifyRules rules;
   std::int64_t accepted = 0;  ///< drafts the sampler accepted, over every request judged in contract
   std::vector<std::string> failures;  ///< readable, the first few
-  bool ok() const { return !failed(); }
+  /// Requests out of contract for their parameters (oracle::is_parameter):
+  /// how many, and the first few with their reason and values. They fail
+  /// the run unless `parameters_allowed` (verify-step --allow-out-of-contract).
+  std::int64_t bad_parameters = 0;
+  std::vector<std::string> bad_parameter_lines;
+  bool parameters_allowed = false;
+  bool ok() const { return !failed() && (parameters_allowed || bad_parameters == 0); }
 };
 
 /// Throws SafetensorsError naming the problem on a bad file or document.

@@ -10,6 +10,9 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "cli/bench.h"
 #include "cli/commands.h"
@@ -25,6 +28,17 @@
 
 namespace raceoracle::cli {
 
+/// A file a command reads or writes, by flag: what parse() checks so that no
+/// output overwrites an input or another output.
+struct PathUse {
+  const CLI::App* app;
+  const CLI::Option* option;
+  const std::string* one = nullptr;               ///< a single path, or
+  const std::vector<std::string>* many = nullptr;  ///< several
+  bool output = false;
+};
+using PathUses = std::vector<PathUse>;
+
 struct CommandLine::Options {
   CheckOptions check;
   MutantsOptions mut;
@@ -37,6 +51,7 @@ struct CommandLine::Options {
   LosslessOptions lossless;
   std::string backend, dtype = "bf16", div_dtype = "bf16", freq_dtype = "bf16";
   bool list_json = false;
+  PathUses paths;  // every file a command reads or writes, checked for clashes once parsed
   CLI::App *c = nullptr, *m = nullptr, *r = nullptr, *d = nullptr, *v = nullptr, *bn = nullptr, *l = nullptr, *mg = nullptr,
            *f = nullptr, *vs = nullptr, *vl = nullptr;
 };
@@ -119,16 +134,64 @@ const CLI::Validator kSeed(
 const CLI::Validator kWritableFile = refusing([](const std::string& path) { io::check_writable(path); }, "FILE");
 const CLI::Validator kWritableDir = refusing([](const std::string& path) { io::check_writable_dir(path); }, "DIR");
 
+/// An output file `flag` of `app` into `path`, checked writable and registered in `uses`.
+CLI::Option* add_output(PathUses& uses, CLI::App* app, const std::string& flag, std::string& path, const std::string& help) {
+  CLI::Option* opt = app->add_option(flag, path, help)->check(kWritableFile);
+  uses.push_back({app, opt, &path, nullptr, true});
+  return opt;
+}
+
+/// An input file (or files) `name` of `app`, registered in `uses`.
+template <class Target>
+CLI::Option* add_input(PathUses& uses, CLI::App* app, const std::string& name, Target& target, const std::string& help) {
+  CLI::Option* opt = app->add_option(name, target, help);
+  if constexpr (std::is_same_v<Target, std::string>) uses.push_back({app, opt, &target, nullptr, false});
+  else uses.push_back({app, opt, nullptr, &target, false});
+  return opt;
+}
+
+/// How a use names itself in a message: `--json X`, `the input X`.
+std::string named(const PathUse& u, const std::string& path) {
+  return u.output ? fmt::format("{} {}", u.option->get_name(), path) : fmt::format("the input file {}", path);
+}
+
+/// Refuses, before any work, a command whose output would overwrite one of
+/// its inputs or another of its outputs (each report form would otherwise
+/// replace the one written before it, and an input would be lost).
+void require_distinct_paths(const PathUses& uses) {
+  std::vector<std::pair<const PathUse*, std::string>> given;
+  for (const PathUse& u : uses) {
+    if (!u.app->parsed() || u.option->count() == 0) continue;
+    if (u.one) given.emplace_back(&u, *u.one);
+    if (u.many)
+      for (const std::string& p : *u.many) given.emplace_back(&u, p);
+  }
+  for (std::size_t i = 0; i < given.size(); ++i)
+    for (std::size_t j = i + 1; j < given.size(); ++j) {
+      const auto &[a, pa] = given[i];
+      const auto &[b, pb] = given[j];
+      if (!(a->output || b->output) || !io::same_file(pa, pb)) continue;
+      const PathUse& out = a->output ? *a : *b;
+      const PathUse& other = a->output ? *b : *a;
+      const std::string& out_path = a->output ? pa : pb;
+      const std::string& other_path = a->output ? pb : pa;
+      throw CLI::ValidationError(
+          other.output ? fmt::format("{} and {} name one file: each form would replace the one written before it; "
+                                     "give each its own path", named(other, other_path), named(out, out_path))
+                       : fmt::format("{} is {}: the report would overwrite what it reports on; write it elsewhere",
+                                     named(out, out_path), named(other, other_path)),
+          CLI::ExitCodes::ValidationError);
+    }
+}
+
 /// --json, --junit and --html: the report, as JSON (`json_help` says which), JUnit XML and one HTML page.
-void add_report_files(CLI::App* app, ReportFiles& files, const std::string& json_help) {
-  app->add_option("--json", files.json, json_help)->check(kWritableFile);
-  app->add_option("--junit", files.junit,
-                  "write the report as JUnit XML for CI: a testcase per (subject, law), per mutant, per agreement cell")
-      ->check(kWritableFile);
-  app->add_option("--html", files.html,
-                  "write the report as one self-contained HTML page for CI: the verdict, each law with the input "
-                  "classes it met, counterexamples and replay commands, the kill matrix, the agreement run")
-      ->check(kWritableFile);
+void add_report_files(PathUses& uses, CLI::App* app, ReportFiles& files, const std::string& json_help) {
+  add_output(uses, app, "--json", files.json, json_help);
+  add_output(uses, app, "--junit", files.junit,
+             "write the report as JUnit XML for CI: a testcase per (subject, law), per mutant, per agreement cell");
+  add_output(uses, app, "--html", files.html,
+             "write the report as one self-contained HTML page for CI: the verdict, each law with the input "
+             "classes it met, counterexamples and replay commands, the kill matrix, the agreement run");
 }
 
 /// A command line run by /bin/sh -c: an empty or blank one (an unset
@@ -258,7 +321,7 @@ CommandLine::CommandLine()
   o.c->add_option("--vocab", o.check.agreement.vocab, "vocabulary size of the agreement run")->check(CLI::Range(1, 1 << 30));
   o.c->add_option("--batches", o.check.agreement.batches, "agreement batches")->check(CLI::Range(1, 10000));
   o.c->add_option("--dtype", o.dtype, "logit dtype of the agreement run")->check(CLI::IsMember({"bf16", "f32"}));
-  add_report_files(o.c, o.check.files, "write the machine-readable report to this file");
+  add_report_files(o.paths, o.c, o.check.files, "write the machine-readable report to this file");
   o.c->add_flag_callback("--no-save-failures", [&flag = o.check.save_failures] { flag = false; },
                          "do not save counterexamples to the corpus (properties/corpus; a sampler's own: --corpus)");
   o.c->add_option("--corpus", o.check.sampler_corpus,
@@ -279,18 +342,18 @@ CommandLine::CommandLine()
   o.m->add_option("--timeout", o.mut.timeout_s, "seconds per (mutant, law)")->check(kPositive);
   o.m->add_option("--laws,--properties", o.mut.laws, "laws to run (default: every one)");
   o.m->add_option("--expect-killed-by", o.mut.expect_killed_by, "laws that must be among the killers");
-  o.m->add_option("--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)")->check(kWritableFile);
-  o.m->add_option("--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)")->check(kWritableFile);
+  add_output(o.paths, o.m, "--report", o.mut.report_json, "write the mutation-testing report JSON (Stryker schema)");
+  add_output(o.paths, o.m, "--matrix", o.mut.matrix_md, "write the kill matrix (Markdown)");
   o.m->add_flag("--save-corpus", o.mut.save_corpus, "save each mutant's first counterexample to properties/corpus");
   add_racecheck(o.m, o.mut.racecheck);
   add_shard(o.m, o.mut.shard);
-  add_report_files(o.m, o.mut.files, "write every (mutant, law) outcome, for `raceoracle merge`");
+  add_report_files(o.paths, o.m, o.mut.files, "write every (mutant, law) outcome, for `raceoracle merge`");
 
   o.mg = app_.add_subcommand("merge", "join the --json reports of a sharded check or mutants run, or the --state files of a sharded divergence run, into one");
-  o.mg->add_option("reports", o.merge.reports, "the shards' --json reports (or divergence --state files), every shard once")->required();
-  add_report_files(o.mg, o.merge.files, "write the merged report (the unsharded run's JSON)");
-  o.mg->add_option("--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)")->check(kWritableFile);
-  o.mg->add_option("--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)")->check(kWritableFile);
+  add_input(o.paths, o.mg, "reports", o.merge.reports, "the shards' --json reports (or divergence --state files), every shard once")->required();
+  add_report_files(o.paths, o.mg, o.merge.files, "write the merged report (the unsharded run's JSON)");
+  add_output(o.paths, o.mg, "--report", o.merge.report_json, "write the merged mutation-testing report (Stryker schema)");
+  add_output(o.paths, o.mg, "--matrix", o.merge.matrix_md, "write the merged kill matrix (Markdown)");
   o.mg->add_option("--out", o.merge.out_dir, "divergence states: directory for divergence.csv, .json and .svg")
       ->check(kWritableDir);
 
@@ -311,14 +374,13 @@ CommandLine::CommandLine()
   o.d->add_option("--batches", o.div.study.batches, "batches per temperature")->check(CLI::Range(1, 100000));
   o.d->add_option("--seed", o.div.study.seed, "random seed")->check(kSeed);
   o.d->add_option("--out", o.div.out_dir, "directory for divergence.csv, .json and .svg")->check(kWritableDir);
-  o.d->add_option("--html", o.div.html,
-                  "write one self-contained HTML page: the key error against its bound and the disagreement rate "
-                  "per temperature, charts and tables (comparing two dumps: their table and unexplained rows)")
-      ->check(kWritableFile);
+  add_output(o.paths, o.d, "--html", o.div.html,
+             "write one self-contained HTML page: the key error against its bound and the disagreement rate "
+             "per temperature, charts and tables (comparing two dumps: their table and unexplained rows)");
   add_sampler_options(o.d, o.div.sampler, "also run this sampler on the same batches: its disagreement with fused-post per T");
   o.d->add_option("--dtype", o.div_dtype, "logit dtype")->check(CLI::IsMember({"bf16", "f32"}));
-  auto* logits = o.d->add_option("--logits", o.div.study.logits_file,
-                                 "rows from this safetensors file (tensor `logits` [R, V], BF16/F16/F32), reused with fresh noise")
+  auto* logits = add_input(o.paths, o.d, "--logits", o.div.study.logits_file,
+                           "rows from this safetensors file (tensor `logits` [R, V], BF16/F16/F32), reused with fresh noise")
                      ->check(CLI::ExistingFile);
   auto* normal = o.d->add_option("--normal", o.div.study.normal_sigma, "rows drawn as N(0, SIGMA^2) instead of LLM-like rows")
                      ->check(kPositive)
@@ -351,13 +413,12 @@ CommandLine::CommandLine()
                   "with --no-kernels: logit rows drawn (or read) once and reused in turn with fresh noise")
       ->check(CLI::Range(1, 1 << 20))
       ->needs(no_kernels);
-  auto* dumps = o.d->add_option("dumps", o.div.dumps,
+  auto* dumps = add_input(o.paths, o.d, "dumps", o.div.dumps,
                                 "two files in verify's format with the same inputs and noise: compare their tokens instead")
                     ->expected(2);
-  auto* state = o.d->add_option("--state", o.div.state,
-                                 "write the run's tallies (with --shard, this shard's) for `raceoracle merge` to join "
-                                 "into the run's tables; no files in --out")
-                    ->check(kWritableFile)
+  auto* state = add_output(o.paths, o.d, "--state", o.div.state,
+                            "write the run's tallies (with --shard, this shard's) for `raceoracle merge` to join "
+                            "into the run's tables; no files in --out")
                     ->excludes("--out")
                     ->excludes("--html");
   add_shard(o.d, o.div.study.shard);
@@ -393,24 +454,31 @@ CommandLine::CommandLine()
   o.f->add_option("--min-expected", fs.law.min_expected,
                   fmt::format("a bin's least expected count (default {:g})", fd.law.min_expected))
       ->check(finite_in(1.0, 1e9));
-  o.f->add_option("--json", o.freq.json, "write the machine-readable report to this file")->check(kWritableFile);
+  add_output(o.paths, o.f, "--json", o.freq.json, "write the machine-readable report to this file");
 
   o.v = app_.add_subcommand("verify", "check any sampler's tokens (a safetensors file) against the oracle");
-  o.v->add_option("file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
-  o.v->add_option("--json", o.ver.json, "write the machine-readable report to this file")->check(kWritableFile);
-  o.v->add_option("--junit", o.ver.junit, "write the file's verdict as JUnit XML for CI")->check(kWritableFile);
-  o.v->add_option("--html", o.ver.html, "write the file's verdict as one self-contained HTML page")->check(kWritableFile);
+  add_input(o.paths, o.v, "file", o.ver.file, "safetensors file with logits, noise, temperatures, tokens")->required();
+  add_output(o.paths, o.v, "--json", o.ver.json, "write the machine-readable report to this file");
+  add_output(o.paths, o.v, "--junit", o.ver.junit, "write the file's verdict as JUnit XML for CI");
+  add_output(o.paths, o.v, "--html", o.ver.html, "write the file's verdict as one self-contained HTML page");
   o.v->add_option("--show", o.ver.show, "failing rows to print")->check(CLI::Range(0, 1000000));
+  o.v->add_flag("--allow-out-of-contract", o.ver.allow_out_of_contract,
+                "rows whose temperature or noise lies outside SPEC's domain are named but do not fail the run "
+                "(they are there on purpose: the sampler must still return an id in range)");
 
   o.vs = app_.add_subcommand("verify-step", "check a speculative-decoding verify step's ids (a safetensors file) against "
                                             "the oracle (SPEC §11)");
-  o.vs->add_option("file", o.step.file, "safetensors file with target_logits, draft_ids, [draft_probs], uniforms, "
+  add_input(o.paths, o.vs, "file", o.step.file, "safetensors file with target_logits, draft_ids, [draft_probs], uniforms, "
                                         "recovery_noise, bonus_noise, temperatures, tokens (analysis/verify_step.h)")
       ->required();
-  o.vs->add_option("--json", o.step.json, "write the machine-readable report to this file")->check(kWritableFile);
-  o.vs->add_option("--junit", o.step.junit, "write the file's verdict as JUnit XML for CI")->check(kWritableFile);
-  o.vs->add_option("--html", o.step.html, "write the file's verdict as one self-contained HTML page")->check(kWritableFile);
+  add_output(o.paths, o.vs, "--json", o.step.json, "write the machine-readable report to this file");
+  add_output(o.paths, o.vs, "--junit", o.step.junit, "write the file's verdict as JUnit XML for CI");
+  add_output(o.paths, o.vs, "--html", o.step.html, "write the file's verdict as one self-contained HTML page");
   o.vs->add_option("--show", o.step.show, "failing requests to print")->check(CLI::Range(0, 1000000));
+  o.vs->add_flag("--allow-out-of-contract", o.step.allow_out_of_contract,
+                 "requests whose parameters lie outside SPEC's domain (a temperature, top_p, min_p, a draft count, "
+                 "a uniform, a draft) are named but do not fail the run (there on purpose: the step must still "
+                 "return ids in range)");
 
   o.vl = app_.add_subcommand("verify-lossless",
                              "the verify step's losslessness, statistically (SPEC §11): the first emitted token's "
@@ -419,7 +487,7 @@ CommandLine::CommandLine()
   o.vl->footer(example("raceoracle verify-lossless --kernel verify-fused --noise uniform-from-draft --runs 4096"));
   auto& lo = o.lossless;
   const analysis::LosslessStudy ld;  // the defaults the help states
-  o.vl->add_option("file", lo.file, "safetensors file with target_logits, draft_probs or draft_ids, temperatures, "
+  add_input(o.paths, o.vl, "file", lo.file, "safetensors file with target_logits, draft_probs or draft_ids, temperatures, "
                                     "tokens [R, runs, k + 1] (analysis/verify_lossless.h)");
   o.vl->add_option("--kernel", lo.kernel, "instead: run this verify kernel or mutant (e.g. verify-fused, "
                                           "verify-fused~recover_from_target) on analysis/verify_lossless_study.h's requests");
@@ -438,7 +506,12 @@ CommandLine::CommandLine()
   o.vl->add_option("--power", lo.study.law.power,
                    fmt::format("the detection probability the power report states (default {:g})", ld.law.power))
       ->check(finite_in(0.5, 0.999999));
-  o.vl->add_option("--json", lo.json, "write the machine-readable report to this file")->check(kWritableFile);
+  o.vl->add_option("--max-tv", lo.study.law.max_tv,
+                   fmt::format("the binned total-variation distance every request's first token must be visible at, "
+                               "with probability --power; fewer runs than that is INCONCLUSIVE, exit 1 (default {:g})",
+                               ld.law.max_tv))
+      ->check(finite_in(0.0, 1.0, true));
+  add_output(o.paths, o.vl, "--json", lo.json, "write the machine-readable report to this file");
 
   o.bn = app_.add_subcommand("bench", "device timings of the kernels vs copy bandwidth and empty launches");
   o.bn->add_option("--rows", o.bo.timing.rows, "row counts (default 1 4 8 16 32 64 128 256; cpu: 1 8)")->check(CLI::Range(1, 65535));
@@ -451,7 +524,7 @@ CommandLine::CommandLine()
   for (const kernels::FusedConfig& tiling : kernels::kFusedConfigs)
     if (tiling.threads == kernels::FusedConfig{}.threads) block_vs.push_back(tiling.block_v);
   o.bn->add_option("--block-v", o.bo.timing.block_v, "fused tile size (default: the kernels' choice by row count)")->check(CLI::IsMember(block_vs));
-  o.bn->add_option("--json", o.bo.json, "write the results as JSON")->check(kWritableFile);
+  add_output(o.paths, o.bn, "--json", o.bo.json, "write the results as JSON");
   o.bn->add_flag("--graph", o.bo.timing.graph,
                  "also time each cell replayed from CUDA/HIP graphs on a stream of its own, as engines run their "
                  "decode step (columns KERNEL+graph; GPU backends)");
@@ -490,6 +563,7 @@ CommandLine::~CommandLine() = default;
 void CommandLine::parse(int argc, const char* const* argv) {
   app_.parse(argc, argv);
   Options& o = *o_;
+  require_distinct_paths(o.paths);
   o.check.args.assign(argv, argv + argc);
   o.div.args = o.check.args;
   o.check.agreement.dtype = o.dtype == "f32" ? oracle::Dtype::f32 : oracle::Dtype::bf16;

@@ -109,6 +109,14 @@ std::string junit_of_report(const std::string& command, const json& report, cons
     suites.push_back(laws_suite(name, report));
   if (report.contains("mutants") && report["mutants"].is_array()) suites.push_back(mutants_suite(name, report, expect));
   if (report.contains("agreement") || report.contains("agreement_error")) suites.push_back(agreement_suite(name, report));
+  // An interrupted run is no green page: one case in error says what never ran.
+  if (report.value("partial", false)) {
+    io::JunitCase c{"run", "interrupted", 0, std::nullopt, std::nullopt};
+    c.error = io::JunitOutcome{"the run was interrupted before every unit ran: these cases are the units that ended "
+                               "before it; the rest never ran",
+                               ""};
+    suites.push_back(io::JunitSuite{name + ": run", run_properties(report), {std::move(c)}});
+  }
   return io::junit_xml(name, suites);
 }
 

@@ -11,6 +11,8 @@ struct VerifyOptions {
   std::string junit;  ///< the file's verdict as JUnit XML
   std::string html;   ///< the file's verdict as one HTML page
   int show = 10;
+  /// Rows (requests) with parameters outside SPEC's domain are named but do not fail the run.
+  bool allow_out_of_contract = false;
 };
 int verify(const VerifyOptions& o);
 /// `raceoracle verify-step FILE`: a speculative-decoding verify step's ids, in

@@ -50,7 +50,7 @@ int verify_lossless(const LosslessOptions& o) {
     return 2;
   }
   std::printf("%s", analysis::describe(r).c_str());
-  std::printf("verdict: %s\n", r.passed() ? "PASS" : "FAIL");  // printed first: a failed write keeps it
+  std::printf("verdict: %s\n", r.verdict());  // printed first: a failed write keeps it
   if (!o.json.empty()) {
     nlohmann::json j = analysis::to_json(r);
     j.update(about);

@@ -6,7 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <sstream>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -64,6 +71,68 @@ void untrack_group(pid_t pid) {
     pid_t expected = pid;
     if (p.compare_exchange_strong(expected, 0)) return;
   }
+}
+
+MarkedEnvironment marked_environment() {
+  static std::atomic<int> count{0};
+  MarkedEnvironment m;
+  m.entry = "RACEORACLE_STARTED_BY=" + std::to_string(getpid()) + ":" + std::to_string(++count);
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "RACEORACLE_STARTED_BY=", 22) != 0) m.strings.emplace_back(*e);  // a sampler run by a sampler: its own mark
+  m.strings.push_back(m.entry);
+  for (std::string& e : m.strings) m.envp.push_back(e.data());
+  m.envp.push_back(nullptr);
+  return m;
+}
+
+namespace {
+
+/// The parent of `pid` (from /proc/PID/stat), -1 when it is gone.
+pid_t parent_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(text.substr(close + 1));
+  char state = 0;
+  pid_t ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+/// Whether `pid`'s environment holds `entry` (readable for this user's processes only).
+bool carries(pid_t pid, const std::string& entry) {
+  std::ifstream env("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string var;
+  while (std::getline(env, var, '\0'))
+    if (var == entry) return true;
+  return false;
+}
+
+}  // namespace
+
+int kill_marked(pid_t leader, const std::string& entry) {
+  int killed = 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    std::map<pid_t, pid_t> parents;
+    std::error_code ec;
+    for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
+      const std::string name = dir.path().filename().string();
+      if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+      parents[pid_t(std::stol(name))] = parent_of(pid_t(std::stol(name)));
+    }
+    std::set<pid_t> doomed;
+    for (const auto& [pid, ppid] : parents) {
+      if (pid == getpid()) continue;
+      bool below = false;  // a descendant of the leader (the chain is short; a cycle cannot be, but bound it)
+      for (pid_t p = ppid, hops = 0; p > 1 && hops < 64 && !below; p = parents.count(p) ? parents[p] : -1, ++hops)
+        below = p == leader;
+      if (below || (!entry.empty() && carries(pid, entry))) doomed.insert(pid);
+    }
+    if (doomed.empty()) break;
+    for (pid_t pid : doomed) killed += kill(pid, SIGKILL) == 0;
+  }
+  return killed;
 }
 
 std::string self_executable() {

@@ -21,6 +21,26 @@ void untrack_group(pid_t pid);
 /// SIGKILL to every tracked group (async-signal-safe: a signal handler's).
 void kill_live_groups();
 
+/// What marks every process a child starts, however it leaves the child's
+/// group (setsid, a double fork): a variable in the environment it inherits.
+/// Made before fork (the child only execs with it): `entry` is
+/// RACEORACLE_STARTED_BY=<this pid>:<a count>, `envp` this process's
+/// environment with it added, for execve.
+struct MarkedEnvironment {
+  std::string entry;
+  std::vector<std::string> strings;
+  std::vector<char*> envp;
+};
+MarkedEnvironment marked_environment();
+
+/// SIGKILL to every process but this one that descends from `leader` or
+/// carries `entry` in its environment: what killing the leader's group misses
+/// (a process that called setsid, a daemon whose parent exited). Read from
+/// /proc, a few passes (a process may start another while the sweep runs);
+/// returns how many were killed. Not async-signal-safe: an interrupted run's
+/// orderly exit sweeps, its signal handler kills the groups alone.
+int kill_marked(pid_t leader, const std::string& entry);
+
 /// This process's executable (/proc/self/exe); "" when it cannot be read.
 std::string self_executable();
 

@@ -122,6 +122,38 @@ void check_writable_dir(const std::string& dir) {
   if (::access(p.c_str(), W_OK | X_OK) != 0) throw FileError("cannot write into " + dir + ": " + p.string() + ": " + why());
 }
 
+namespace {
+
+/// A path as one file: its inode when it exists, else its resolved directory and name.
+struct FileIdentity {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+};
+
+FileIdentity identify(const std::string& path) {
+  FileIdentity id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true, id.dev = st.st_dev, id.ino = st.st_ino;
+    return id;
+  }
+  const fs::path p(path);
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(fs::absolute(parent_of(path), ec), ec);
+  id.name = (dir / p.filename()).lexically_normal().string();
+  return id;
+}
+
+}  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+  const FileIdentity x = identify(a), y = identify(b);
+  if (x.exists != y.exists) return false;
+  return x.exists ? x.dev == y.dev && x.ino == y.ino : x.name == y.name;
+}
+
 std::uint64_t regular_file_size(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw FileError("cannot read " + path + ": " + why());

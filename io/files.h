@@ -50,6 +50,13 @@ void check_writable(const std::string& path);
 /// (its nearest existing parent is a writable directory). Creates nothing.
 void check_writable_dir(const std::string& dir);
 
+/// Whether `a` and `b` name one file: the same inode when both exist, else
+/// the same name in the same directory, links and `..` resolved (`out.json`
+/// and `./sub/../out.json` are one file; so are a file and a hard link to it).
+/// What a command checks before it writes, so that no output overwrites an
+/// input or another output.
+bool same_file(const std::string& a, const std::string& b);
+
 /// The size of the regular file `path`; FileError for a FIFO, a device, a
 /// socket, a directory or a missing file, by name. It never opens the file
 /// (opening a FIFO with no writer blocks).

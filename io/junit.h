@@ -1,8 +1,9 @@
 // JUnit XML, the report CI systems read (GitHub Actions' test reporters,
 // GitLab, Jenkins, pytest's --junitxml): test suites of test cases, each
 // passed, failed (a message and the text: the counterexample, the replay
-// line) or skipped. The schema is the one pytest writes (testsuites >
-// testsuite > testcase > failure | skipped, times in seconds).
+// line), in error (it could not run to its end) or skipped. The schema is the
+// one pytest writes (testsuites > testsuite > testcase > failure | error |
+// skipped, times in seconds).
 #pragma once
 
 #include <optional>
@@ -23,6 +24,7 @@ struct JunitCase {
   double seconds = 0;
   std::optional<JunitOutcome> failure;  ///< set: the case failed
   std::optional<JunitOutcome> skipped;  ///< set: the case did not apply
+  std::optional<JunitOutcome> error;    ///< set: the case could not run to its end (an interrupted run)
 };
 
 struct JunitSuite {
@@ -31,6 +33,7 @@ struct JunitSuite {
   std::vector<JunitCase> cases;
   int failures() const;
   int skipped() const;
+  int errors() const;
   double seconds() const;
 };
 

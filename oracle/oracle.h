@@ -24,6 +24,14 @@ enum class InvalidReason : std::uint8_t {
   bad_draft_count  ///< a verify request's own draft count outside [0, k] (SPEC §11)
 };
 const char* to_string(InvalidReason r);
+/// Whether `r` lies in the parameters a request carries (temperature, noise,
+/// filters, drafts, uniforms, draft counts), which whoever made the inputs
+/// chose, rather than in the logits a model produced: a file whose requests
+/// have such parameters judges less than it seems (`verify`, `verify-step`).
+constexpr bool is_parameter(InvalidReason r) {
+  return r != InvalidReason::none && r != InvalidReason::nan_logit && r != InvalidReason::pos_inf_logit &&
+         r != InvalidReason::zero_noise_without_eps;
+}
 
 /// The oracle's verdict for one row, in float64.
 /// `ambiguous` lists every id that fp32 arithmetic under the contract could

@@ -110,13 +110,29 @@ double worst_key_error_ratio() {
 /// explained (protocol::missing_terms), as a line of the report.
 std::string missing_term_hint(const LawContext& c, std::int64_t row, std::int32_t token) {
   const oracle::RowView view = c.batch.view().row(row);
+  const oracle::RaceConstants constants{c.batch.eps, c.batch.greedy_eps};
+  auto explains = [&](const oracle::RowView& v, const oracle::NumericsContract& contract) {
+    return !oracle::is_failure(oracle::judge(oracle::decide(v, contract, constants), token, c.batch.vocab));
+  };
+  // The gross defect first: a token the race wins when the row's filters are
+  // not applied at all (a sampler that ignores them) is not a semantics question.
+  std::string unfiltered_line;
+  if (view.filter && race::filtered(*view.filter, view.vocab)) {
+    oracle::RowView unfiltered = view;
+    unfiltered.filter = nullptr;
+    if (explains(unfiltered, c.subject.contract()))
+      unfiltered_line = fmt::format("\n  explained by the race without the row's filters (top_k {}, top_p {}, min_p {}): "
+                                    "does the sampler apply them?",
+                                    view.filter->top_k, view.filter->top_p, view.filter->min_p);
+  }
   std::vector<std::string> explaining;
   for (const protocol::TermWidening& w : protocol::missing_terms(c.subject.contract()))
-    if (!oracle::is_failure(oracle::judge(oracle::decide(view, w.contract, {c.batch.eps, c.batch.greedy_eps}), token,
-                                          c.batch.vocab)))
-      explaining.push_back(w.label);
-  if (explaining.empty()) return "\n  no single arithmetic term the contract leaves out explains it (oracle/ERROR_MODEL.md)";
-  return fmt::format("\n  explained had the contract also declared: {}", fmt::join(explaining, "; or "));
+    if (explains(view, w.contract)) explaining.push_back(w.label);
+  if (explaining.empty())
+    return unfiltered_line.empty() ? "\n  no single arithmetic term the contract leaves out explains it (oracle/ERROR_MODEL.md)"
+                                   : unfiltered_line;
+  return unfiltered_line + fmt::format("\n  {}xplained had the contract also declared: {}", unfiltered_line.empty() ? "e" : "also e",
+                                       fmt::join(explaining, "; or "));
 }
 
 std::string agrees_with_oracle(const LawContext& c) {

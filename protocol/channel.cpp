@@ -79,6 +79,7 @@ std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
   widen_pipe(in[1]);
   widen_pipe(out[1]);
   const pid_t parent = getpid();
+  io::MarkedEnvironment env = io::marked_environment();  // made before fork: the child only execs
   const pid_t pid = fork();
   if (pid < 0) throw Breakdown(Breakdown::Kind::start_failed, std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
@@ -87,7 +88,8 @@ std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
     dup2(out[1], 1);
     dup2(err[1], 2);
     signal(SIGPIPE, SIG_DFL);
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+    execve("/bin/sh", const_cast<char* const*>(argv), env.envp.data());
     _exit(127);
   }
   io::track_group(pid);
@@ -96,6 +98,7 @@ std::unique_ptr<Channel> Channel::spawn(const std::string& command) {
   close(err[1]);
   std::unique_ptr<Channel> c(new Channel);
   c->pid_ = pid;
+  c->marker_ = env.entry;
   c->to_ = in[1];
   c->from_ = out[0];
   c->err_ = err[0];
@@ -133,6 +136,7 @@ Channel::~Channel() {
 
 void Channel::terminate() {
   if (pid_ > 0) {
+    io::kill_marked(pid_, marker_);  // what left its group (setsid, a daemon), while the leader still links them
     kill(-pid_, SIGKILL);
     int status = 0;
     waitpid(pid_, &status, 0);  // reaps it unless already reaped (then ECHILD)
@@ -206,8 +210,9 @@ void Channel::fail_ended(const char* end, const std::string& when) {
 
 void Channel::fail_status(int status, const std::string& when, const std::string& note) {
   io::untrack_group(pid_);
-  kill(-pid_, SIGKILL);  // anything it left in its group
-  pid_ = -1;             // reaped
+  kill(-pid_, SIGKILL);              // anything it left in its group,
+  io::kill_marked(pid_, marker_);    // and anything it started outside it
+  pid_ = -1;                         // reaped
   auto ended = [&](Breakdown::Kind k, const std::string& how) { fail(k, "the sampler " + how + " " + when + note); };
   if (WIFSIGNALED(status))
     ended(Breakdown::Kind::crashed,
@@ -274,7 +279,8 @@ void Channel::pump(const std::vector<Piece>& out, std::size_t inbox_needed, doub
     // holds the pipes? One more pass reads what it wrote before it exited.
     if (!moved && pid_ > 0) {
       if (exited_)
-        fail_status(exit_status_, when(), " (a process it started still held its stdout; the sampler's process group was killed)");
+        fail_status(exit_status_, when(), " (a process it started still held its stdout; the sampler's process group and every process it started "
+                    "were killed)");
       if (waitpid(pid_, &exit_status_, WNOHANG) == pid_) exited_ = true;
     }
   }

@@ -68,6 +68,7 @@ class Channel {
   void terminate();
 
   pid_t pid_ = -1;  ///< also its process group; -1 when attached
+  std::string marker_;  ///< the environment entry every process it starts inherits (io::marked_environment)
   int to_ = -1, from_ = -1, err_ = -1;
   bool owns_fds_ = true, alive_ = true;
   /// Its process exited (reaped, status kept) while a process it started still

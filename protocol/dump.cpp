@@ -1,6 +1,10 @@
 #include "protocol/dump.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <climits>
 
 #include <cstdint>
 #include <functional>
@@ -12,9 +16,6 @@
 
 namespace raceoracle::protocol {
 namespace {
-
-using Lookup = std::function<TensorView(const std::string&)>;
-using Has = std::function<bool(const std::string&)>;
 
 TensorView check_logits(const TensorView& xl) {
   if (xl.shape.size() != 2 || xl.shape[0] < 1 || xl.shape[1] < 1)
@@ -37,6 +38,9 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
   d.logits = check_logits(require("logits"));
   const std::int64_t rows = d.logits.shape[0], V = d.logits.shape[1];
   const bool drawn = !has("noise") && (has("seeds") || has("offsets"));
+  if (has("noise") && (has("seeds") || has("offsets")))
+    throw SafetensorsError(fmt::format("the file has both a 'noise' tensor and '{}': give the noise itself or the seeds "
+                                       "and offsets it is drawn from, not both", has("seeds") ? "seeds" : "offsets"));
   if (drawn) {
     d.seeds = check_seeds(require("seeds"), "seeds", rows);
     d.offsets = check_seeds(require("offsets"), "offsets", rows);
@@ -56,14 +60,17 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
   if (tk.dtype != "I32" && tk.dtype != "I64") throw SafetensorsError("tokens dtype must be I32 or I64, got " + tk.dtype);
   if (tk.elements() != rows || tk.shape.size() != 1)
     throw SafetensorsError(fmt::format("tokens must be [{}], got {}", rows, shape_string(tk.shape)));
+  d.filters = read_row_filters(require, has, rows);
   d.rows = rows;
   d.vocab = V;
   d.logits_dtype = d.logits.dtype;
+  d.filtered = !d.filters.empty();
   try {
     d.constants = parse_race_constants(metadata);
     oracle::NumericsContract defaults = default_sampler_contract();
     if (drawn) defaults.noise_ulp = race::kDrawnNoiseUlp;
     d.contract = parse_contract(metadata, defaults);
+    require_declared_filters(d.contract.filters.applied, d.filtered);
     if (!drawn) require_tensor_noise_exact(d.contract);
     const std::optional<race::NoiseStream> stream = parse_stream(metadata);
     if (stream && !drawn) throw std::invalid_argument("'noise_stream' is given but the file has no seeds and offsets");
@@ -87,6 +94,39 @@ DumpTensors check(const Lookup& require, const Has& has, const std::map<std::str
 
 }  // namespace
 
+std::vector<race::RowFilter> read_row_filters(const Lookup& require, const Has& has, std::int64_t rows) {
+  const int given = int(has("top_k")) + int(has("top_p")) + int(has("min_p"));
+  if (given == 0) return {};
+  if (given != 3) throw SafetensorsError(fmt::format("give top_k, top_p and min_p together (each [{}]), or none", rows));
+  const TensorView tk = require("top_k"), tp = require("top_p"), mp = require("min_p");
+  auto shaped = [rows](const TensorView& t, const char* name, std::initializer_list<const char*> dtypes) {
+    bool dtype_ok = false;
+    for (const char* d : dtypes) dtype_ok |= t.dtype == d;
+    if (!dtype_ok) throw SafetensorsError(fmt::format("{} dtype must be {}, got {}", name, fmt::join(dtypes, " or "), t.dtype));
+    if (t.shape != std::vector<std::int64_t>{rows})
+      throw SafetensorsError(fmt::format("{} must be [{}], got {}", name, rows, shape_string(t.shape)));
+  };
+  shaped(tk, "top_k", {"I32", "I64"});
+  shaped(tp, "top_p", {"F32"});
+  shaped(mp, "min_p", {"F32"});
+  const std::vector<std::int64_t> k = tk.as_i64();
+  const std::vector<float> p = tp.as_f32(), m = mp.as_f32();
+  std::vector<race::RowFilter> out;
+  for (std::size_t i = 0; i < std::size_t(rows); ++i)
+    out.push_back({std::int32_t(std::clamp<std::int64_t>(k[i], INT32_MIN, INT32_MAX)), p[i], m[i]});
+  return out;
+}
+
+void require_declared_filters(bool declared, bool given) {
+  if (declared && !given)
+    throw SafetensorsError("the metadata declares filters = top_k,top_p,min_p but the file has no top_k, top_p and "
+                           "min_p tensors: give each row's filters");
+  if (given && !declared)
+    throw SafetensorsError("the file has top_k, top_p and min_p tensors but its metadata does not declare "
+                           "filters = top_k,top_p,min_p: did the sampler apply them? Declare it (and the semantics "
+                           "fields it follows)");
+}
+
 void DumpTensors::draw_rows(std::int64_t r0, std::int64_t n, float* out) const {
   for (std::int64_t i = 0; i < n; ++i)
     oracle::stream_noise_row(stream, {seeds[std::size_t(r0 + i)], offsets[std::size_t(r0 + i)], rows, vocab, r0 + i},
@@ -104,8 +144,8 @@ DumpTensors check_dump(const Safetensors& s) {
 }
 
 oracle::BatchView Dump::view() const {
-  return {logits.data(), oracle::Dtype::f32, rows,         vocab, vocab, noise.data(),
-          std::int64_t(noise.size()) == vocab ? 0 : vocab, temperatures.data()};
+  return {logits.data(), oracle::Dtype::f32, rows, vocab, vocab, noise.data(), std::int64_t(noise.size()) == vocab ? 0 : vocab,
+          temperatures.data(), filters.empty() ? nullptr : filters.data()};
 }
 
 TensorView require_logits(const SafetensorsFile& f) { return check_logits(f.require("logits")); }
@@ -124,6 +164,7 @@ Dump read_dump(const std::string& path) {
     }
     d.temperatures = t.temperatures.as_f32();
     d.tokens = t.tokens.as_i64();
+    d.filters = t.filters;
     return d;
   });
 }

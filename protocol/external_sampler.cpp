@@ -54,8 +54,19 @@ std::string shell_quote(const std::string& s) {
 }
 
 namespace {
-/// An id as a reply sent it, kept visible: one past int32 stays out of range.
-std::int32_t as_id(std::int64_t v) { return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : std::int32_t(v); }
+/// The first of `tokens` ([rows, columns], or [rows] when columns is 0) that
+/// no 32-bit id holds, named with its true value; empty when there is none.
+/// The judges hold ids in 32 bits: a clamp would report another number.
+std::string id_past_32_bits(const std::vector<std::int64_t>& tokens, std::int64_t columns, std::int64_t vocab) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::int64_t v = tokens[i];
+    if (v >= INT32_MIN && v <= INT32_MAX) continue;
+    const std::string where = columns > 0 ? fmt::format("request {}, position {}", i / std::size_t(columns), i % std::size_t(columns))
+                                          : fmt::format("row {}", i);
+    return fmt::format("{}: token {} is OUT-OF-RANGE [0, {}) (past 32 bits)", where, v, vocab);
+  }
+  return {};
+}
 
 /// Each row's (or request's) filters, when there are any, as `top_k` I32,
 /// `top_p` and `min_p` F32, each [filters.size()], packed into `scratch`.
@@ -208,8 +219,8 @@ Reply read_reply(const Safetensors& reply, std::uint64_t id, std::int64_t rows, 
     out.wide_tokens = tokens;
     return out;
   }
-  out.tokens.reserve(tokens.size());
-  for (std::int64_t v : tokens) out.tokens.push_back(as_id(v));
+  if (std::string wide = id_past_32_bits(tokens, 0, vocab); !wide.empty()) return Reply{Reply::Kind::wrong, {}, std::move(wide)};
+  out.tokens.assign(tokens.begin(), tokens.end());
   if (auto n = reply.tensors.find("noise"); n != reply.tensors.end()) {
     if (columns > 0) return violation("a reply to a draws or verify request echoes no noise");
     if (n->second.dtype != "F32" && n->second.dtype != "BF16")
@@ -354,8 +365,9 @@ kernels::Status ExternalSampler::run_verify(const subject::VerifyBatch& b, std::
     return encode_verify_request(b, id, data, scratch);
   }, b.requests, b.vocab, b.drafts + 1, r);
   if (!s.ok) return s;
-  ids.clear();
-  for (std::int64_t v : r.wide_tokens) ids.push_back(as_id(v));
+  if (const std::string wide = id_past_32_bits(r.wide_tokens, b.drafts + 1, b.vocab); !wide.empty())
+    return kernels::Status::error("the sampler returned " + wide);
+  ids.assign(r.wide_tokens.begin(), r.wide_tokens.end());
   return s;
 }
 
@@ -398,6 +410,7 @@ kernels::Status ExternalSampler::exchange(const Encoder& encode, std::int64_t ro
     }
     if (r.kind == Reply::Kind::error)  // the sampler raised on these inputs: an answer about them, judged like a wrong token
       return kernels::Status::error("the sampler reported an error: " + terminal_safe(r.message, false));
+    if (r.kind == Reply::Kind::wrong) return kernels::Status::error("the sampler returned " + r.message);
   } catch (const Breakdown& e) {
     channel_.reset();
     return broke(fmt::format("the sampler {}: {}", to_string(e.kind), e.what()));

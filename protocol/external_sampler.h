@@ -39,14 +39,14 @@ struct SamplerHello {
 /// version or names no sampler; std::invalid_argument for a malformed contract.
 SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overrides);
 
-/// A reply to request `id` on `rows` rows, read: tokens (an id past int32 is
-/// kept visible as INT32_MIN / INT32_MAX), an error the sampler raised (an
-/// answer: judged like a wrong token), or a violation of the protocol (the
-/// sampler is out of step and must be restarted).
+/// A reply to request `id` on `rows` rows, read: tokens, an error the sampler
+/// raised (an answer: judged like a wrong token), a token past 32 bits (a
+/// wrong answer the judge cannot hold as an id: `wrong`, its value named), or
+/// a violation of the protocol (the sampler is out of step and must be restarted).
 struct Reply {
-  enum class Kind { tokens, error, violation } kind = Kind::violation;
+  enum class Kind { tokens, error, wrong, violation } kind = Kind::violation;
   std::vector<std::int32_t> tokens;
-  std::string message;  ///< error: the sampler's message; violation: what is wrong
+  std::string message;  ///< error: the sampler's message; wrong: which token; violation: what is wrong
   std::vector<float> noise;  ///< the noise it echoes having drawn ([rows, V] F32 or BF16), when it does
   std::vector<std::int64_t> wide_tokens;  ///< a draws request's [rows, draws] tokens, as sent
 };

@@ -262,7 +262,21 @@ Header parse_document(const unsigned char* bytes, std::size_t size, std::uint64_
     throw SafetensorsError("header length " + std::to_string(header_len) + " is larger than the file (" +
                            std::to_string(size) + " bytes)");
   data_start = 8 + header_len;
-  return parse_header(std::string(reinterpret_cast<const char*>(bytes) + 8, header_len), size - data_start);
+  Header h = parse_header(std::string(reinterpret_cast<const char*>(bytes) + 8, header_len), size - data_start);
+  // The format indexes the whole data buffer, without holes: bytes no tensor
+  // claims are a file appended to or offsets written wrong, never data.
+  std::uint64_t end = 0;
+  for (const Entry& e : h.entries) {
+    if (e.begin == e.end) continue;
+    if (e.begin != end)
+      throw SafetensorsError("bytes " + std::to_string(end) + " to " + std::to_string(e.begin) +
+                             " of the data belong to no tensor (safetensors indexes the whole data buffer)");
+    end = e.end;
+  }
+  if (end != size - data_start)
+    throw SafetensorsError(std::to_string(size - data_start - end) + " bytes follow the last tensor's data (safetensors "
+                           "indexes the whole data buffer: was the file appended to?)");
+  return h;
 }
 }  // namespace
 

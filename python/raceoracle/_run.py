@@ -289,13 +289,25 @@ def save_safetensors(path, tensors, metadata=None):
     _write_whole(path, m.encode({name: _entry(t) for name, t in tensors.items()}, metadata or {}))
 
 
-def write_dump(path, logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, **contract):
+def _filter_tensors(filters, contract):
+    """A Filters(top_k, top_p, min_p) as the three tensors, the filters declared
+    (so that their semantics fields may follow)."""
+    top_k, top_p, min_p = filters
+    contract.setdefault("filters", "top_k,top_p,min_p")
+    return dict(top_k=_entry(top_k, np.int32), top_p=_entry(top_p, np.float32), min_p=_entry(min_p, np.float32))
+
+
+def write_dump(path, logits, noise, temperatures, tokens, *, filters=None, eps=None, greedy_eps=None, **contract):
     """Writes the file `raceoracle verify` and `raceoracle divergence A B` read:
     a sampler's inputs, its tokens and its contract (scaling_order, exp_ulp,
     div_ulp, stages). `noise` may be the streams.Draws a sampler that draws
-    its own noise was handed: the file then holds its seeds, offsets and stream."""
+    its own noise was handed: the file then holds its seeds, offsets and stream.
+    filters: raceoracle.Filters(top_k, top_p, min_p), each [rows], or None:
+    each row's filters (SPEC 9), judged under the semantics fields given."""
     tok = _ids_entry(tokens)
     tensors = {"logits": _logits_entry(logits, "logits"), "temperatures": _entry(temperatures, np.float32), "tokens": tok}
+    if filters is not None:
+        tensors.update(_filter_tensors(filters, contract))
     if isinstance(noise, _streams.Draws):
         tensors["seeds"], tensors["offsets"] = noise.seeds, noise.offsets
         contract = dict(noise.fields(), **contract)
@@ -335,9 +347,7 @@ def write_verify_dump(path, target_logits, draft_ids, draft_probs, uniforms, rec
     if draft_counts is not None:
         tensors["draft_counts"] = _ids_entry(draft_counts)
     if filters is not None:
-        top_k, top_p, min_p = filters
-        tensors.update(top_k=_entry(top_k, np.int32), top_p=_entry(top_p, np.float32), min_p=_entry(min_p, np.float32))
-        contract.setdefault("filters", "top_k,top_p,min_p")  # declared, so that its semantics fields may follow
+        tensors.update(_filter_tensors(filters, contract))
     meta = contract_fields(**contract)
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
         if v is not None:
@@ -411,7 +421,8 @@ def _judge_file(command, path, raise_on_failure):
 
 
 def verify(logits, noise, temperatures, tokens, *, eps=None, greedy_eps=None, raise_on_failure=True, **contract):
-    """Judges a sampler's tokens on in-memory arrays (numpy or torch, cpu or cuda).
+    """Judges a sampler's tokens on in-memory arrays (numpy or torch, cpu or cuda);
+    write_dump's arguments (filters=Filters(...) for a filtering sampler).
 
     Returns the report (a dict; .passed, .text); raises AssertionError on an
     unexplained or out-of-range token unless raise_on_failure=False.

@@ -132,6 +132,25 @@ TEST(CheckWritable, RefusesAMissingDirectoryAndCreatesNothing) {
   EXPECT_THROW(check_writable_dir(d / "file/sub"), FileError);
 }
 
+// What a command checks before it writes: no output onto an input or onto
+// another output, by whatever name the user gave each.
+TEST(SameFile, OneFileByAnyNameIsOneFile) {
+  TempDir d;
+  fs::create_directory(d / "sub");
+  write_file(d / "a.json", "{}");
+  fs::create_hard_link(d / "a.json", d / "hard.json");
+  fs::create_symlink(d / "a.json", d / "soft.json");
+  EXPECT_TRUE(same_file(d / "a.json", d / "a.json"));
+  EXPECT_TRUE(same_file(d / "a.json", d / "sub/../a.json"));
+  EXPECT_TRUE(same_file(d / "a.json", d / "hard.json"));
+  EXPECT_TRUE(same_file(d / "a.json", d / "soft.json"));
+  // Not yet written: one name in one directory is one file.
+  EXPECT_TRUE(same_file(d / "out.xml", d / "sub/../out.xml"));
+  EXPECT_FALSE(same_file(d / "out.xml", d / "out.html"));
+  EXPECT_FALSE(same_file(d / "a.json", d / "sub/a.json"));
+  EXPECT_FALSE(same_file(d / "a.json", d / "missing.json"));
+}
+
 TEST(ReadFile, RefusesWhatIsNotARegularFileWithoutOpeningIt) {
   TempDir d;
   ASSERT_EQ(::mkfifo((d / "fifo").c_str(), 0600), 0);  // no writer: opening it would block

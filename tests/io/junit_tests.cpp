@@ -36,5 +36,16 @@ TEST(Junit, CountsTestsFailuresAndSkipsPerSuiteAndInAll) {
   EXPECT_EQ(xml.substr(xml.size() - end.size()), end);
 }
 
+// An interrupted run's case in error: counted as an error, never as a pass.
+TEST(Junit, ACaseInErrorIsCountedAndWritten) {
+  JunitSuite run{"raceoracle check: run", {}, {{"run", "interrupted", 0, std::nullopt, std::nullopt}}};
+  run.cases[0].error = JunitOutcome{"the run was interrupted", "3 units ended"};
+  EXPECT_EQ(run.errors(), 1);
+  EXPECT_EQ(run.failures(), 0);
+  const std::string xml = junit_xml("raceoracle check", {run});
+  EXPECT_NE(xml.find("tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error message=\"the run was interrupted\">3 units ended</error>"), std::string::npos) << xml;
+}
+
 }  // namespace
 }  // namespace raceoracle::io

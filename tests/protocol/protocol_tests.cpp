@@ -84,6 +84,33 @@ TEST(SafetensorsHeader, RejectsDataPastTheLimit) {
   EXPECT_EQ(parse_header(h, 24).data_bytes, 24u);
 }
 
+// The format indexes the whole data buffer: bytes no tensor claims (a file
+// appended to, a hole between tensors) are refused, not read past.
+TEST(SafetensorsDocument, RefusesBytesNoTensorClaims) {
+  auto document = [](const std::string& header_json, std::size_t data_bytes) {
+    std::string header = header_json;
+    while ((8 + header.size()) % 8) header += ' ';
+    std::string bytes(8, '\0');
+    const std::uint64_t n = header.size();
+    std::memcpy(bytes.data(), &n, 8);
+    return bytes + header + std::string(data_bytes, '\0');
+  };
+  auto error_of = [](const std::string& bytes) -> std::string {
+    try {
+      parse_safetensors(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+    } catch (const SafetensorsError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string one = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_EQ(error_of(document(one, 8)), "");
+  EXPECT_NE(error_of(document(one, 11)).find("3 bytes follow the last tensor's data"), std::string::npos);
+  const std::string hole = R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                           R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})";
+  EXPECT_NE(error_of(document(hole, 12)).find("bytes 4 to 8 of the data belong to no tensor"), std::string::npos);
+}
+
 /// A safetensors file of one F32 tensor of `n` values, written at `path`.
 void write_floats(const std::string& path, std::size_t n) {
   Safetensors s;

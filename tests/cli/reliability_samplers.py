@@ -1,0 +1,67 @@
+"""Samplers that misbehave in ways a user meets (tests/cli/test_nothing_lost.py):
+
+    reliability_samplers.py MODE [TAG]
+
+- wide-token: returns 2^40 for row 0, the race's winners elsewhere.
+- ignores-filters: declares filters (SPEC 9) and races without them.
+- setsid-grandchild TAG: starts `sleep TAG` in a session of its own (out of its
+  process group), then serves correctly.
+- double-fork-daemon TAG: the same through a double fork (the sleep's parent
+  exits at once), then serves correctly.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import raceoracle  # noqa: E402
+
+
+def race(logits, noise, temperatures, eps, greedy_eps):
+    x = np.asarray(logits, np.float64)
+    t = np.asarray(temperatures, np.float64)[:, None]
+    greedy = np.argmax(x, axis=1)
+    scaled = np.where(t > greedy_eps, x / np.where(t > greedy_eps, t, 1.0), 0.0)
+    keys = np.exp(scaled - scaled.max(axis=1, keepdims=True)) / (np.asarray(noise, np.float64) + eps)
+    return np.where(t[:, 0] > greedy_eps, np.argmax(keys, axis=1), greedy).astype(np.int64)
+
+
+def wide_token(logits, noise, temperatures, eps, greedy_eps):
+    tokens = race(logits, noise, temperatures, eps, greedy_eps)
+    tokens[0] = 1 << 40
+    return tokens
+
+
+def ignores_filters(logits, noise, temperatures, eps, greedy_eps, filters=None):
+    return race(logits, noise, temperatures, eps, greedy_eps)
+
+
+def escape(tag, double_fork):
+    if not double_fork:
+        subprocess.Popen(["sleep", tag], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL)
+        return
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.execvp("sleep", ["sleep", tag])
+        os._exit(0)
+    os.wait()
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "wide-token":
+        raceoracle.serve(wide_token, name="wide-token")
+    elif mode == "ignores-filters":
+        raceoracle.serve(ignores_filters, name="ignores-filters", filters="top_k,top_p,min_p")
+    elif mode in ("setsid-grandchild", "double-fork-daemon"):
+        escape(sys.argv[2], mode == "double-fork-daemon")
+        raceoracle.serve(race, name=mode)
+    else:
+        sys.exit(f"unknown mode {mode!r}")
