@@ -131,7 +131,7 @@ std::string missing_term_hint(const LawContext& c, std::int64_t row, std::int32_
   if (explaining.empty())
     return unfiltered_line.empty() ? "\n  no single arithmetic term the contract leaves out explains it (oracle/ERROR_MODEL.md)"
                                    : unfiltered_line;
-  return unfiltered_line + fmt::format("\n  {}xplained had the contract also declared: {}", unfiltered_line.empty() ? "e" : "also e",
+  return unfiltered_line + fmt::format("\n  {}xplained had the contract also declared: {}", unfiltered_line.empty() ? "e" : "or e",
                                        fmt::join(explaining, "; or "));
 }
 

@@ -118,9 +118,6 @@ std::vector<race::RowFilter> read_row_filters(const Lookup& require, const Has& 
 }
 
 void require_declared_filters(bool declared, bool given) {
-  if (declared && !given)
-    throw SafetensorsError("the metadata declares filters = top_k,top_p,min_p but the file has no top_k, top_p and "
-                           "min_p tensors: give each row's filters");
   if (given && !declared)
     throw SafetensorsError("the file has top_k, top_p and min_p tensors but its metadata does not declare "
                            "filters = top_k,top_p,min_p: did the sampler apply them? Declare it (and the semantics "

@@ -68,8 +68,9 @@ using Has = std::function<bool(const std::string&)>;
 /// empty). A top_k past int32 keeps every id, as one at V does. Throws
 /// SafetensorsError naming what is wrong.
 std::vector<race::RowFilter> read_row_filters(const Lookup& require, const Has& has, std::int64_t rows);
-/// Refuses filters declared without their tensors, or tensors without the
-/// declaration (`filters` in the metadata: were they applied?).
+/// Refuses filter tensors without the declaration (`filters` in the
+/// metadata: were they applied?). A declaration without tensors is a
+/// filtering sampler whose rows had every filter off.
 void require_declared_filters(bool declared, bool given);
 
 /// The tensor `logits` [rows, V] (BF16, F16 or F32), checked: what every

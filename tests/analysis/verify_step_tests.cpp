@@ -89,7 +89,7 @@ TEST_F(VerifyStepFiles, AKernelsOwnIdsPassAndAMutantsFail) {
 
 // Requests with filters (SPEC §9 on every target row): the oracle's own chains
 // pass; an unfiltered kernel's ids fail once top_k = 1 leaves each row its
-// argmax alone; filters given in part are refused.
+// argmax alone; filters given in part, or undeclared, are refused.
 TEST_F(VerifyStepFiles, FilteredRequestsAreJudgedUnderTheirFilters) {
   fixtures::VerifyShape shape;
   shape.requests = 8, shape.drafts = 2, shape.vocab = 600;
@@ -117,6 +117,9 @@ TEST_F(VerifyStepFiles, FilteredRequestsAreJudgedUnderTheirFilters) {
   const VerifyStepReport filtered_ids = verify_step_document(s);
   EXPECT_TRUE(filtered_ids.ok()) << (filtered_ids.failures.empty() ? "" : filtered_ids.failures[0]);
   EXPECT_EQ(filtered_ids.identical, R);
+  s.metadata["filters"] = "none";  // the tensors without the declaration: were they applied?
+  expect_error(s, "does not declare filters = top_k,top_p,min_p");
+  s.metadata.erase("filters");
   s.tensors.erase("min_p");
   expect_error(s, "give top_k, top_p and min_p together");
 }
