@@ -401,6 +401,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
     int token = s.p.idx[base + best.idx];
     if (D == Defect::result_clamp) token = token < 0 ? 0 : token >= a.vocab ? int(a.vocab - 1) : token;
     a.tokens[row] = token;
+    if (D == Defect::token_past_row && row == a.rows - 1) a.tokens[row + 1] = token;
   }
 }
 

@@ -36,6 +36,7 @@ inline constexpr const char* stream_layout[] = {"tensor", "rows"};
 inline constexpr const char* randomness[] = {"given", "own"};
 inline constexpr const char* step[] = {"sample", "verify"};
 inline constexpr const char* uniform_compare[] = {"f64", "f32"};
+inline constexpr const char* inputs[] = {"kept", "consumed"};
 }  // namespace words
 
 /// What a field holds: one of its words; a decimal number; a whole number;
@@ -101,6 +102,8 @@ inline constexpr SchemaField kSchema[] = {
     {"randomness", FieldKind::word, FieldGroup::hello, words::randomness, "noise given by raceoracle, or the sampler's own RNG (judged by frequency)"},
     {"step", FieldKind::word, FieldGroup::hello, words::step, "a sampler, or a speculative-decoding verify step (SPEC §11)"},
     {"uniform_compare", FieldKind::word, FieldGroup::hello, words::uniform_compare, "the verify step compares its ratio with u in f64 or f32"},
+    {"inputs", FieldKind::word, FieldGroup::hello, words::inputs,
+     "the arrays handed to the sampler are left as they were (kept: the Python package checks after each call), or it may overwrite them"},
 };
 
 /// The row of `name`; nullptr for a name the schema has not.

@@ -187,6 +187,9 @@ SamplerHello read_hello(const Safetensors& reply, const ContractOverrides& overr
       throw std::invalid_argument("'step' = '" + step + "': must be 'sample' (a race sampler, the default) or 'verify' "
                                   "(a speculative-decoding verify step, SPEC §11)");
     const bool verify = word_index(words::step, step) == 1;
+    if (const std::string inputs = field(reply, "inputs"); !inputs.empty() && word_index(words::inputs, inputs) < 0)
+      throw std::invalid_argument("'inputs' = '" + inputs + "': must be 'kept' (the arrays it is handed are left as they "
+                                  "were, the default) or 'consumed' (it may overwrite them)");
     if (!verify && reply.metadata.count(kUniformCompareField))
       throw std::invalid_argument("'uniform_compare' is a verify step's rule: it needs 'step' = 'verify'");
     if (verify && (stream || own || version == "1"))

@@ -36,6 +36,10 @@ def contract_fields(**terms):
     Conventions (docs/CONVENTIONS.md): greedy_rule "zero" (T == 0) or "below"
     (T < greedy_below); eps_rule "none" (key = p / E) or "fixed" (eps_fixed of
     its own); nan_logits "out_of_contract". Each is reported as a deviation.
+    Inputs: "kept" (the default: the arrays fn is handed are checked
+    unchanged after each call; one changed in place is an error naming it, as
+    an engine reads its logits again after sampling) or "consumed" (fn may
+    overwrite them).
     Drawn noise (docs/NOISE_STREAMS.md): noise_stream names the stream the
     sampler draws from itself; fn then gets a streams.Draws (seeds, offsets,
     a torch generator, a numpy replay) in place of the noise tensor, and may
@@ -174,7 +178,11 @@ def _verify_call(fn, fields, inputs, meta, tensors, device, widened):
     for key, v in (("eps", eps), ("greedy_eps", greedy_eps)):
         if key in params:
             kwargs[key] = v
-    return fn(*(get(n) for n in _VERIFY_ARGS), **kwargs)
+    args = [get(n) for n in _VERIFY_ARGS]
+    handed = dict(zip(_VERIFY_ARGS, args), draft_counts=kwargs.get("draft_counts"))
+    if kwargs.get("filters") is not None:
+        handed.update(top_k=kwargs["filters"].top_k, top_p=kwargs["filters"].top_p, min_p=kwargs["filters"].min_p)
+    return _kept(lambda: fn(*args, **kwargs), handed, fields)
 
 
 class _Widened:
@@ -191,6 +199,50 @@ class _Widened:
         if self.buf is None or self.buf.size != n or sys.getrefcount(self.buf) > 2:
             self.buf = np.empty(n, np.uint32)
         return m.as_numpy(entry, self.buf)
+
+
+def _snapshot(arrays):
+    """Copies of the arrays handed to fn (numpy or torch), to compare after the call."""
+    return {n: a.clone() if hasattr(a, "clone") else np.array(a, copy=True)
+            for n, a in arrays.items() if hasattr(a, "shape")}
+
+
+def _changed(before, arrays):
+    """The first array fn changed in place, with where and how, or None."""
+    for name, b in before.items():
+        a = arrays[name]
+        if hasattr(a, "clone"):  # torch, any dtype (bf16 included) and device: compared as bytes
+            import torch
+            x, y = a.detach().contiguous().cpu(), b.contiguous().cpu()
+            xb, yb = x.view(-1).view(torch.uint8), y.view(-1).view(torch.uint8)
+            if bool((xb == yb).all()):
+                continue
+            flat = (xb != yb).nonzero()[0].item() // x.element_size()
+            was, now = y.view(-1)[flat].item(), x.view(-1)[flat].item()
+        else:
+            if a.tobytes() == b.tobytes():
+                continue
+            flat = int(np.flatnonzero(a.reshape(-1).view(np.uint8) != b.reshape(-1).view(np.uint8))[0]) // a.itemsize
+            was, now = b.reshape(-1)[flat].item(), a.reshape(-1)[flat].item()
+        at = tuple(int(i) for i in np.unravel_index(flat, tuple(a.shape)))
+        return "%s%s: %r, now %r" % (name, list(at), was, now)
+    return None
+
+
+def _kept(fn_call, arrays, fields):
+    """fn_call() with the arrays it is handed checked unchanged after it (unless
+    the sampler declared inputs = consumed): an engine reads its logits again
+    after sampling (logprobs), so a sampler that scales them in place is named."""
+    if fields.get("inputs", "kept") == "consumed":
+        return fn_call()
+    before = _snapshot(arrays)
+    out = fn_call()
+    where = _changed(before, arrays)
+    if where is not None:
+        raise ValueError("the sampler changed its inputs in place (%s); raceoracle hands it arrays to leave as they "
+                         "were, as an engine reads its logits again after sampling; declare inputs = consumed if it "
+                         "owns them" % where)
+    return out
 
 
 def _numpy_tokens(tokens):
@@ -252,10 +304,14 @@ def serve_on(fn, read_fd, write_fd, *, tensors="numpy", device="cpu", name=None,
                 noise = _streams.Draws(fields, m.as_numpy(inputs["seeds"]), m.as_numpy(inputs["offsets"]),
                                        inputs["logits"][1][1])
             args = (logits, noise, temps) + _constants(meta, tensors)
+            handed = {"logits": logits, "noise": noise, "temperatures": temps}
             if fields.get("filters", "none") != "none":
-                out = fn(*args, filters=_filters(inputs, tensors, device))
+                filters = _filters(inputs, tensors, device)
+                if filters is not None:
+                    handed.update(top_k=filters.top_k, top_p=filters.top_p, min_p=filters.min_p)
+                out = _kept(lambda: fn(*args, filters=filters), handed, fields)
             else:
-                out = fn(*args)
+                out = _kept(lambda: fn(*args), handed, fields)
             tensors_out = {}
             if isinstance(out, tuple):  # (tokens, the noise it drew): raceoracle checks the echo against the stream
                 out, echo = out

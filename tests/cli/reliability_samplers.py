@@ -8,6 +8,8 @@
   process group), then serves correctly.
 - double-fork-daemon TAG: the same through a double fork (the sleep's parent
   exits at once), then serves correctly.
+- in-place: races correctly, but divides its logits by T in place, as an
+  engine's sampler may; in-place-consumed: the same, declaring inputs = consumed.
 """
 import os
 import subprocess
@@ -38,6 +40,13 @@ def ignores_filters(logits, noise, temperatures, eps, greedy_eps, filters=None):
     return race(logits, noise, temperatures, eps, greedy_eps)
 
 
+def in_place(logits, noise, temperatures, eps, greedy_eps):
+    tokens = race(logits, noise, temperatures, eps, greedy_eps)
+    t = np.asarray(temperatures)[:, None]
+    np.divide(logits, np.where(t > greedy_eps, t, 1).astype(logits.dtype), out=logits)
+    return tokens
+
+
 def escape(tag, double_fork):
     if not double_fork:
         subprocess.Popen(["sleep", tag], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -60,6 +69,10 @@ if __name__ == "__main__":
         raceoracle.serve(wide_token, name="wide-token")
     elif mode == "ignores-filters":
         raceoracle.serve(ignores_filters, name="ignores-filters", filters="top_k,top_p,min_p")
+    elif mode == "in-place":
+        raceoracle.serve(in_place, name="in-place")
+    elif mode == "in-place-consumed":
+        raceoracle.serve(in_place, name="in-place-consumed", inputs="consumed")
     elif mode in ("setsid-grandchild", "double-fork-daemon"):
         escape(sys.argv[2], mode == "double-fork-daemon")
         raceoracle.serve(race, name=mode)

@@ -245,3 +245,12 @@ def test_no_process_a_sampler_started_outlives_it(mode):
     for pid in left:
         os.kill(pid, 9)
     assert not left, f"{mode}: processes left behind: {left}\n{out}"
+
+
+@pytest.mark.parametrize("mode, rc_want", [("in-place", 1), ("in-place-consumed", 0)])
+def test_a_sampler_that_changes_its_inputs_in_place_is_named(mode, rc_want):
+    rc, out = run("check", "--sampler", f"{sys.executable} {SAMPLER} {mode}", "--laws", "TokensInRange",
+                  "--cases", "3", "--no-mutants", "--no-agreement", "--no-save-failures")
+    assert rc == rc_want, out
+    if rc_want:
+        assert "the sampler changed its inputs in place (logits[" in out and "declare inputs = consumed" in out, out
