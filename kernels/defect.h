@@ -66,7 +66,7 @@ static_assert(std::size(kDrawnOnly) == 5, "DrawnDefects lists every entry of kDr
 /// The defects of the filtered race alone (SPEC §9): a kernel without filters
 /// has no mass, crossing or per-row filter to get wrong.
 inline constexpr Defect kFilterOnly[] = {Defect::joint_mass, Defect::crossing_dropped, Defect::topk_exactly_k,
-                                         Defect::filters_row0, Defect::mass_bf16};
+                                         Defect::filters_row0, Defect::mass_bf16, Defect::untempered_filter};
 constexpr bool filter_only(Defect d) {
   for (Defect x : kFilterOnly)
     if (x == d) return true;

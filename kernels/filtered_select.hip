@@ -44,17 +44,19 @@ __global__ __launch_bounds__(THREADS) void filtered_select_kernel(SampleArgs a) 
     return;
   }
   const RowFilters f = read_filters<D>(a, row);
+  // The filters' probabilities: softmax(x / T) (the mutant: softmax(x)).
+  const float filter_inv_t = D == Defect::untempered_filter ? 1.0f : inverse_temperature(T);
   // A row without a finite max (fully masked, NaN) has nothing to filter: Kept{}.
-  const Selected s = f.any() ? select_kept(SelectRow<Logit, THREADS, D>{x, a.vocab, {0.0f, inverse_temperature(T)}, smem_u,
+  const Selected s = f.any() ? select_kept(SelectRow<Logit, THREADS, D>{x, a.vocab, {0.0f, filter_inv_t}, smem_u,
                                                                          hist, Fixed(a.vocab), top},
                                            f)
                              : Selected{Kept{}, row_max<THREADS, D>(x, a.vocab, smem_u)};
   const Kept& k = s.kept;
-  const PostScaleWeight<D> w{guard_max<D>(s.m), inverse_temperature(T)};
+  const PostScaleWeight<D> w{guard_max<D>(s.m), inverse_temperature(T)}, filter_w{w.m_safe, filter_inv_t};
   Best best = no_candidate();
   auto race = [&](std::int64_t i, float xi, float ei) {
     const unsigned key = rank_key<Logit>(xi);
-    if (k.ranks(key, i) && w(xi) >= k.min_w)
+    if (k.ranks(key, i) && filter_w(xi) >= k.min_w)
       best = BetterOf<D>{}(best, Best{race_key<ScalingOrder::post, D>(xi, w.m_safe, w.inv_t, ei, a.eps), int(i)});
   };
   if (k.listed)  // every kept id is in the top-k set: race it, reading the noise of those ids alone

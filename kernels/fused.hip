@@ -391,6 +391,7 @@ __global__ __launch_bounds__(THREADS) void fused_stage2_kernel(Stage1Args s) {
     if (!greedy) {
       float scale = 1.0f;
       if (D == Defect::wrong_rescale) scale = expf(pm - mm_safe);
+      else if (D == Defect::rescale_two_products) scale = expf(pm * inv_t - mm_safe * inv_t);
       else if (D != Defect::no_rescale) scale = expf(keys::rescale_exponent(pm, mm_safe, inv_t));
       key = s.p.key[base + t] * scale;
     }

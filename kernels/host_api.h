@@ -95,7 +95,7 @@ inline constexpr int kFilteredThreads = 256;
 /// The defects the fused filtered kernel is built with: the field's filter
 /// bugs (FILTER_ONLY in kernels/defect.h), and a tie rule.
 using FilteredDefects = BuiltDefects<Defect::joint_mass, Defect::crossing_dropped, Defect::topk_exactly_k,
-                                     Defect::filters_row0, Defect::mass_bf16, Defect::high_id_tie>;
+                                     Defect::filters_row0, Defect::mass_bf16, Defect::untempered_filter, Defect::high_id_tie>;
 /// The fused filtered race: each filter's threshold found by a bitwise search
 /// over the logits' ordered bits (no sort), then the race over the kept ids.
 Status sample_filtered_select(const SampleArgs& a, Defect d);

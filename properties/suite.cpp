@@ -56,7 +56,7 @@ fixtures::MatrixRequirement crossed(std::vector<fixtures::MatrixRow> rows, bool 
 /// search and the matrix already hold).
 std::vector<fixtures::CaseSpec> reach_cases(const subject::Subject& s) {
   std::vector<fixtures::CaseSpec> out = fixtures::constants_cases();
-  for (auto* family : {fixtures::tie_cases, fixtures::far_edge_cases})
+  for (auto* family : {fixtures::tie_cases, fixtures::far_edge_cases, fixtures::scale_tie_cases})
     for (fixtures::CaseSpec& c : family()) out.push_back(std::move(c));
   if (s.noise_stream())
     for (fixtures::CaseSpec& c : fixtures::key_plateau_cases()) out.push_back(std::move(c));
@@ -91,7 +91,7 @@ std::vector<Law> make_laws() {
                       C::t_above_greedy_eps, C::t_below_clamp, C::noise_zero, C::noise_2_pow_minus_24, C::bf16_logits,
                       C::padded_logit_stride, C::distinct_noise_stride, C::final_tile_winner, C::drawn_seed_high_bits,
                       C::drawn_offset_high_bits, C::drawn_largest_e_wins, C::drawn_far_winner, C::eps_moved,
-                      C::greedy_eps_moved},
+                      C::greedy_eps_moved, C::near_tie_across_tiles_at_scale, C::filter_lure},
        .matrix = crossed(every_row),
        .built = reach_cases},
       {.name = "GreedyIsExact",
@@ -264,8 +264,8 @@ bool Law::applies_to(const subject::Subject& s) const {
 std::vector<fixtures::Cover> Law::required_coverage(const subject::Subject& s) const {
   std::vector<fixtures::Cover> out;
   for (const fixtures::Cover c : must_cover)
-    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && fixtures::applies(c, subject::noise_of(s), subject::noise_stream_of(s),
-                                                                                          s.contract().conventions))
+    if ((s.kernel() || !fixtures::describes_memory_layout(c)) && (s.contract().filters.applied || !fixtures::needs_filters(c)) &&
+        fixtures::applies(c, subject::noise_of(s), subject::noise_stream_of(s), s.contract().conventions))
       out.push_back(c);
   return out;
 }
