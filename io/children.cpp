@@ -8,15 +8,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
-#include <atomic>
-#include <filesystem>
-#include <mutex>
 #include <stdexcept>
 
 namespace raceoracle::io {
@@ -87,8 +87,9 @@ MarkedEnvironment marked_environment() {
 
 namespace {
 
-/// The parent of `pid` (from /proc/PID/stat), -1 when it is gone.
-pid_t parent_of(pid_t pid) {
+/// The parent of `pid` (from /proc/PID/stat), -1 when it is gone; `zombie`
+/// when it has ended and waits to be reaped (nothing left to kill).
+pid_t parent_of(pid_t pid, bool& zombie) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const std::size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
@@ -97,6 +98,7 @@ pid_t parent_of(pid_t pid) {
   char state = 0;
   pid_t ppid = -1;
   rest >> state >> ppid;
+  zombie = state == 'Z';
   return ppid;
 }
 
@@ -115,15 +117,18 @@ int kill_marked(pid_t leader, const std::string& entry) {
   int killed = 0;
   for (int pass = 0; pass < 4; ++pass) {
     std::map<pid_t, pid_t> parents;
+    std::set<pid_t> zombies;
     std::error_code ec;
     for (const auto& dir : std::filesystem::directory_iterator("/proc", ec)) {
       const std::string name = dir.path().filename().string();
       if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-      parents[pid_t(std::stol(name))] = parent_of(pid_t(std::stol(name)));
+      bool zombie = false;
+      parents[pid_t(std::stol(name))] = parent_of(pid_t(std::stol(name)), zombie);
+      if (zombie) zombies.insert(pid_t(std::stol(name)));
     }
     std::set<pid_t> doomed;
     for (const auto& [pid, ppid] : parents) {
-      if (pid == getpid()) continue;
+      if (pid == getpid() || zombies.count(pid)) continue;
       bool below = false;  // a descendant of the leader (the chain is short; a cycle cannot be, but bound it)
       for (pid_t p = ppid, hops = 0; p > 1 && hops < 64 && !below; p = parents.count(p) ? parents[p] : -1, ++hops)
         below = p == leader;
