@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "cli/bench.h"
@@ -19,6 +18,7 @@
 #include "cli/divergence.h"
 #include "cli/frequency.h"
 #include "cli/verify.h"
+#include "cli/path_clashes.h"
 #include "cli/verify_lossless.h"
 #include "io/files.h"
 #include "kernels/device_memory.h"
@@ -27,17 +27,6 @@
 #include "protocol/external_sampler.h"
 
 namespace raceoracle::cli {
-
-/// A file a command reads or writes, by flag: what parse() checks so that no
-/// output overwrites an input or another output.
-struct PathUse {
-  const CLI::App* app;
-  const CLI::Option* option;
-  const std::string* one = nullptr;               ///< a single path, or
-  const std::vector<std::string>* many = nullptr;  ///< several
-  bool output = false;
-};
-using PathUses = std::vector<PathUse>;
 
 struct CommandLine::Options {
   CheckOptions check;
@@ -148,40 +137,6 @@ CLI::Option* add_input(PathUses& uses, CLI::App* app, const std::string& name, T
   if constexpr (std::is_same_v<Target, std::string>) uses.push_back({app, opt, &target, nullptr, false});
   else uses.push_back({app, opt, nullptr, &target, false});
   return opt;
-}
-
-/// How a use names itself in a message: `--json X`, `the input X`.
-std::string named(const PathUse& u, const std::string& path) {
-  return u.output ? fmt::format("{} {}", u.option->get_name(), path) : fmt::format("the input file {}", path);
-}
-
-/// Refuses, before any work, a command whose output would overwrite one of
-/// its inputs or another of its outputs (each report form would otherwise
-/// replace the one written before it, and an input would be lost).
-void require_distinct_paths(const PathUses& uses) {
-  std::vector<std::pair<const PathUse*, std::string>> given;
-  for (const PathUse& u : uses) {
-    if (!u.app->parsed() || u.option->count() == 0) continue;
-    if (u.one) given.emplace_back(&u, *u.one);
-    if (u.many)
-      for (const std::string& p : *u.many) given.emplace_back(&u, p);
-  }
-  for (std::size_t i = 0; i < given.size(); ++i)
-    for (std::size_t j = i + 1; j < given.size(); ++j) {
-      const auto &[a, pa] = given[i];
-      const auto &[b, pb] = given[j];
-      if (!(a->output || b->output) || !io::same_file(pa, pb)) continue;
-      const PathUse& out = a->output ? *a : *b;
-      const PathUse& other = a->output ? *b : *a;
-      const std::string& out_path = a->output ? pa : pb;
-      const std::string& other_path = a->output ? pb : pa;
-      throw CLI::ValidationError(
-          other.output ? fmt::format("{} and {} name one file: each form would replace the one written before it; "
-                                     "give each its own path", named(other, other_path), named(out, out_path))
-                       : fmt::format("{} is {}: the report would overwrite what it reports on; write it elsewhere",
-                                     named(out, out_path), named(other, other_path)),
-          CLI::ExitCodes::ValidationError);
-    }
 }
 
 /// --json, --junit and --html: the report, as JSON (`json_help` says which), JUnit XML and one HTML page.
