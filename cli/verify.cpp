@@ -95,17 +95,17 @@ int verify(const VerifyOptions& o) {
               {"verdict", r.ok() ? "PASS" : "FAIL"}});
     write_file(o.json, j.dump(2) + "\n");
   }
+  const std::vector<std::string> failed = failure_lines(r.failures, r.bad_parameter_lines, r.parameters_allowed);
   if (!o.junit.empty())
     write_file(o.junit, junit_of_file_verdict("verify", o.file, r.ok(),
                                               fmt::format("{} UNEXPLAINED, {} OUT-OF-RANGE, {} out of contract for their "
                                                           "parameters of {} rows", r.unexplained, r.out_of_range,
                                                           r.bad_parameters, r.rows),
-                                              failure_lines(r.failures, r.bad_parameter_lines, r.parameters_allowed), since(start)));
+                                              failed, since(start)));
   if (!o.html.empty()) {
     std::vector<std::string> notes = deviation_lines(deviations);
     notes.push_back(r.noise.describe());
-    write_file(o.html, html_of_file_verdict("verify", heading, counts,
-                                            failure_lines(r.failures, r.bad_parameter_lines, r.parameters_allowed), notes, r.ok()));
+    write_file(o.html, html_of_file_verdict("verify", heading, counts, failed, notes, r.ok()));
   }
   return r.ok() ? 0 : 1;
 }
@@ -154,16 +154,15 @@ int verify_step(const VerifyOptions& o) {
               {"verdict", r.ok() ? "PASS" : "FAIL"}});
     write_file(o.json, j.dump(2) + "\n");
   }
+  const std::vector<std::string> failed = failure_lines(r.failures, r.bad_parameter_lines, r.parameters_allowed);
   if (!o.junit.empty())
     write_file(o.junit, junit_of_file_verdict("verify-step", o.file, r.ok(),
                                               fmt::format("{} UNEXPLAINED, {} OUT-OF-RANGE, {} out of contract for "
                                                           "their parameters of {} requests", r.unexplained,
                                                           r.out_of_range, r.bad_parameters, r.requests),
-                                              failure_lines(r.failures, r.bad_parameter_lines, r.parameters_allowed), since(start)));
+                                              failed, since(start)));
   if (!o.html.empty())
-    write_file(o.html, html_of_file_verdict("verify-step", heading, counts,
-                                            failure_lines(r.failures, r.bad_parameter_lines, r.parameters_allowed),
-                                            deviation_lines(deviations), r.ok()));
+    write_file(o.html, html_of_file_verdict("verify-step", heading, counts, failed, deviation_lines(deviations), r.ok()));
   return r.ok() ? 0 : 1;
 }
 

@@ -17,21 +17,15 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 import raceoracle  # noqa: E402
-
-
-def race(logits, noise, temperatures, eps, greedy_eps):
-    x = np.asarray(logits, np.float64)
-    t = np.asarray(temperatures, np.float64)[:, None]
-    greedy = np.argmax(x, axis=1)
-    scaled = np.where(t > greedy_eps, x / np.where(t > greedy_eps, t, 1.0), 0.0)
-    keys = np.exp(scaled - scaled.max(axis=1, keepdims=True)) / (np.asarray(noise, np.float64) + eps)
-    return np.where(t[:, 0] > greedy_eps, np.argmax(keys, axis=1), greedy).astype(np.int64)
+from numpy_race_sampler import CONTRACT, race  # noqa: E402  (the correct race every mode starts from)
 
 
 def wide_token(logits, noise, temperatures, eps, greedy_eps):
-    tokens = race(logits, noise, temperatures, eps, greedy_eps)
+    tokens = race(logits, noise, temperatures, eps, greedy_eps).astype(np.int64)
     tokens[0] = 1 << 40
     return tokens
 
@@ -66,15 +60,15 @@ def escape(tag, double_fork):
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "wide-token":
-        raceoracle.serve(wide_token, name="wide-token")
+        raceoracle.serve(wide_token, name="wide-token", **CONTRACT)
     elif mode == "ignores-filters":
-        raceoracle.serve(ignores_filters, name="ignores-filters", filters="top_k,top_p,min_p")
+        raceoracle.serve(ignores_filters, name="ignores-filters", filters="top_k,top_p,min_p", **CONTRACT)
     elif mode == "in-place":
-        raceoracle.serve(in_place, name="in-place")
+        raceoracle.serve(in_place, name="in-place", **CONTRACT)
     elif mode == "in-place-consumed":
-        raceoracle.serve(in_place, name="in-place-consumed", inputs="consumed")
+        raceoracle.serve(in_place, name="in-place-consumed", inputs="consumed", **CONTRACT)
     elif mode in ("setsid-grandchild", "double-fork-daemon"):
         escape(sys.argv[2], mode == "double-fork-daemon")
-        raceoracle.serve(race, name=mode)
+        raceoracle.serve(race, name=mode, **CONTRACT)
     else:
         sys.exit(f"unknown mode {mode!r}")
